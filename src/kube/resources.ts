@@ -1,0 +1,65 @@
+// The API resources mesh-endpoints reads and writes, and how their URLs are formed.
+export interface ResourceType {
+    group: string; // '' for the core group
+    version: string;
+    plural: string;
+    kind: string;
+    namespaced: boolean;
+}
+
+export const Services: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true };
+export const Namespaces: ResourceType = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
+export const Secrets: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
+export const Events: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true };
+export const ConfigMaps: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
+export const ServiceAccounts: ResourceType = {
+    group: '',
+    version: 'v1',
+    plural: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+};
+export const EndpointSlices: ResourceType = {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    plural: 'endpointslices',
+    kind: 'EndpointSlice',
+    namespaced: true,
+};
+export const Leases: ResourceType = {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    plural: 'leases',
+    kind: 'Lease',
+    namespaced: true,
+};
+export const ExternalWorkloads: ResourceType = {
+    group: 'workload.linkerd.io',
+    version: 'v1beta1',
+    plural: 'externalworkloads',
+    kind: 'ExternalWorkload',
+    namespaced: true,
+};
+export const Links: ResourceType = {
+    group: 'multicluster.linkerd.io',
+    version: 'v1alpha3',
+    plural: 'links',
+    kind: 'Link',
+    namespaced: true,
+};
+
+export function apiVersionOf(rt: ResourceType): string {
+    return rt.group ? `${rt.group}/${rt.version}` : rt.version;
+}
+
+/** `/api/v1/namespaces/ns/services`, or cluster-wide when namespace is undefined. */
+export function collectionPath(rt: ResourceType, namespace?: string): string {
+    const root = rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
+    const ns = rt.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    return `${root}${ns}/${rt.plural}`;
+}
+
+export function objectPath(rt: ResourceType, namespace: string | undefined, name: string, subresource?: string): string {
+    const path = `${collectionPath(rt, namespace)}/${encodeURIComponent(name)}`;
+    return subresource ? `${path}/${subresource}` : path;
+}

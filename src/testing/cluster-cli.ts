@@ -1,0 +1,39 @@
+// `npm run --silent cluster -- up|down|restart-apiserver|list NAME`: the local control
+// plane from the command line. `up` prints the kubeconfig path as its last stdout line.
+import { down, listClusters, restartApiserver, up } from './cluster.js';
+
+async function main(argv: string[]): Promise<void> {
+    const [verb, name] = argv;
+    switch (verb) {
+        case 'up': {
+            if (!name) throw new Error('usage: cluster up NAME');
+            const state = await up(name);
+            process.stderr.write(`cluster ${name}: ${state.server} (etcd 127.0.0.1:${state.etcdPort})\n`);
+            process.stdout.write(`${state.kubeconfig}\n`);
+            return;
+        }
+        case 'down':
+            if (name === '--all') {
+                for (const each of listClusters()) await down(each);
+            } else if (name) {
+                await down(name);
+            } else {
+                throw new Error('usage: cluster down NAME|--all');
+            }
+            return;
+        case 'restart-apiserver':
+            if (!name) throw new Error('usage: cluster restart-apiserver NAME');
+            await restartApiserver(name);
+            return;
+        case 'list':
+            for (const each of listClusters()) process.stdout.write(`${each}\n`);
+            return;
+        default:
+            throw new Error('usage: cluster up NAME | down NAME|--all | restart-apiserver NAME | list');
+    }
+}
+
+main(process.argv.slice(2)).catch((err: Error) => {
+    process.stderr.write(`cluster: ${err.message}\n`);
+    process.exit(1);
+});

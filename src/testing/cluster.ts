@@ -1,0 +1,299 @@
+// A real local control plane: etcd and kube-apiserver, built from their Go modules
+// (hack/controlplane/build.sh), running on loopback with TLS, RBAC and a static admin
+// token. Tests and the demo use it; nothing here is a fake. It owns the processes and
+// the state folder of each named cluster; it knows nothing of our controllers.
+import { execFile, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** What `up` leaves behind so that a later `up` or `down` (another process) finds the cluster. */
+export interface ClusterState {
+    name: string;
+    dir: string;
+    server: string;
+    apiserverPort: number;
+    etcdPort: number;
+    adminToken: string;
+    etcdPid: number;
+    apiserverPid: number;
+    kubeconfig: string;
+}
+
+export function clustersRoot(): string {
+    return process.env.MESH_ENDPOINTS_CLUSTERS ?? join(tmpdir(), 'mesh-endpoints-clusters');
+}
+
+/** Builds (once per machine) and returns the folder holding the etcd and kube-apiserver binaries. */
+export async function controlPlaneBinaries(): Promise<string> {
+    const script = join(repoRoot, 'hack/controlplane/build.sh');
+    const { stdout } = await promisify(execFile)('bash', [script], {
+        maxBuffer: 1 << 20,
+        // The first build takes many minutes; its progress lines go to our stderr.
+        timeout: 60 * 60 * 1000,
+    }).catch((err: { stderr?: string; message: string }) => {
+        throw new Error(`building the control plane failed: ${err.stderr ?? err.message}`);
+    });
+    return stdout.trim().split('\n').at(-1)!;
+}
+
+export async function freePort(): Promise<number> {
+    return new Promise((resolvePort, reject) => {
+        const server = createServer();
+        server.unref();
+        server.on('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const address = server.address();
+            server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject()));
+        });
+    });
+}
+
+function isAlive(pid: number): boolean {
+    if (!(pid > 0)) return false;
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+function stateFile(dir: string): string {
+    return join(dir, 'state.json');
+}
+
+export function readState(name: string): ClusterState | undefined {
+    const file = stateFile(join(clustersRoot(), name));
+    if (!existsSync(file)) return undefined;
+    return JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
+}
+
+/** GET a health endpoint; resolves true on 200 "ok". Never throws. */
+function probe(url: string, ca?: Buffer): Promise<boolean> {
+    return new Promise((done) => {
+        const get = url.startsWith('https:') ? request : httpRequest;
+        const req = get(url, { method: 'GET', ca, timeout: 2000 }, (res) => {
+            res.resume();
+            done(res.statusCode === 200);
+        });
+        req.on('error', () => done(false));
+        req.on('timeout', () => req.destroy());
+        req.end();
+    });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, pid: number, log: string, timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+        if (await check()) return;
+        if (!isAlive(pid)) {
+            const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
+            throw new Error(`${what} exited during start-up; last lines of ${log}:\n${tail}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${what} not ready after ${timeoutMs} ms (log: ${log})`);
+}
+
+function startProcess(binary: string, args: string[], log: string): number {
+    const out = openSync(log, 'a');
+    // Detached into its own process group: the cluster outlives `cluster up`, and `down`
+    // stops the whole group.
+    const child = spawn(binary, args, { detached: true, stdio: ['ignore', out, out] });
+    child.unref();
+    return child.pid!;
+}
+
+function stopProcess(pid: number): Promise<void> {
+    if (!isAlive(pid)) return Promise.resolve();
+    try {
+        process.kill(-pid, 'SIGTERM');
+    } catch {
+        try {
+            process.kill(pid, 'SIGTERM');
+        } catch {
+            /* already gone */
+        }
+    }
+    return new Promise((done) => {
+        const deadline = Date.now() + 10_000;
+        const timer = setInterval(() => {
+            if (!isAlive(pid)) {
+                clearInterval(timer);
+                done();
+            } else if (Date.now() > deadline) {
+                try {
+                    process.kill(-pid, 'SIGKILL');
+                } catch {
+                    /* gone between the check and the kill */
+                }
+            }
+        }, 50);
+    });
+}
+
+export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort'>): string[] {
+    const { dir } = state;
+    return [
+        `--etcd-servers=http://127.0.0.1:${state.etcdPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${state.apiserverPort}`,
+        `--cert-dir=${join(dir, 'pki')}`,
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${join(dir, 'tokens.csv')}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+        `--service-account-key-file=${join(dir, 'sa.pub')}`,
+        '--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108',
+        '--disable-admission-plugins=ServiceAccount',
+        '--endpoint-reconciler-type=none',
+        '--allow-privileged=true',
+    ];
+}
+
+async function startApiserver(bin: string, state: ClusterState): Promise<number> {
+    const log = join(state.dir, 'kube-apiserver.log');
+    const pid = startProcess(join(bin, 'kube-apiserver'), apiserverArgs(state), log);
+    const caFile = join(state.dir, 'pki', 'apiserver.crt');
+    await waitFor(
+        'kube-apiserver',
+        async () => existsSync(caFile) && probe(`${state.server}/readyz`, readFileSync(caFile)),
+        pid,
+        log,
+        120_000,
+    );
+    return pid;
+}
+
+function kubeconfigYaml(state: ClusterState, ca: Buffer, user: string, token: string): string {
+    return [
+        'apiVersion: v1',
+        'kind: Config',
+        `current-context: ${state.name}`,
+        'clusters:',
+        `- name: ${state.name}`,
+        '  cluster:',
+        `    server: ${state.server}`,
+        `    certificate-authority-data: ${ca.toString('base64')}`,
+        'users:',
+        // Unique user names per cluster: client-node caches credentials by user name.
+        `- name: ${user}@${state.name}`,
+        '  user:',
+        `    token: ${token}`,
+        'contexts:',
+        `- name: ${state.name}`,
+        '  context:',
+        `    cluster: ${state.name}`,
+        `    user: ${user}@${state.name}`,
+        '    namespace: default',
+        '',
+    ].join('\n');
+}
+
+/** A kubeconfig for the same cluster acting with another bearer token (e.g. a ServiceAccount's). */
+export function kubeconfigForToken(state: ClusterState, user: string, token: string): string {
+    const ca = readFileSync(join(state.dir, 'pki', 'apiserver.crt'));
+    return kubeconfigYaml(state, ca, user, token);
+}
+
+/** Starts cluster `name`, or returns the running one. */
+export async function up(name: string): Promise<ClusterState> {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 40) {
+        throw new Error(`cluster name "${name}" must be a DNS label of at most 40 characters`);
+    }
+    const existing = readState(name);
+    if (existing && isAlive(existing.etcdPid) && isAlive(existing.apiserverPid)) {
+        const ca = readFileSync(join(existing.dir, 'pki', 'apiserver.crt'));
+        if (await probe(`${existing.server}/readyz`, ca)) return existing;
+    }
+    if (existing) await down(name);
+
+    const bin = await controlPlaneBinaries();
+    const dir = join(clustersRoot(), name);
+    mkdirSync(join(dir, 'pki'), { recursive: true, mode: 0o700 });
+    const [etcdPort, etcdPeerPort, apiserverPort] = [await freePort(), await freePort(), await freePort()];
+    const adminToken = randomBytes(24).toString('hex');
+    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`, { mode: 0o600 });
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+
+    const etcdLog = join(dir, 'etcd.log');
+    const etcdPid = startProcess(
+        join(bin, 'etcd'),
+        [
+            `--name=${name}`,
+            `--data-dir=${join(dir, 'etcd')}`,
+            `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+            `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+            `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+            `--initial-cluster=${name}=http://127.0.0.1:${etcdPeerPort}`,
+            '--unsafe-no-fsync',
+            '--log-level=warn',
+        ],
+        etcdLog,
+    );
+    const state: ClusterState = {
+        name,
+        dir,
+        server: `https://127.0.0.1:${apiserverPort}`,
+        apiserverPort,
+        etcdPort,
+        adminToken,
+        etcdPid,
+        apiserverPid: 0,
+        kubeconfig: join(dir, 'kubeconfig'),
+    };
+    // Written before waiting, so a failed start can still be brought down.
+    writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+    try {
+        await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), etcdPid, etcdLog, 60_000);
+        state.apiserverPid = await startApiserver(bin, state);
+    } catch (err) {
+        await down(name);
+        throw err;
+    }
+    writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+    const ca = readFileSync(join(dir, 'pki', 'apiserver.crt'));
+    writeFileSync(state.kubeconfig, kubeconfigYaml(state, ca, 'admin', adminToken), { mode: 0o600 });
+    return state;
+}
+
+/** Stops cluster `name` and removes its data. A cluster that is not running is not an error. */
+export async function down(name: string): Promise<void> {
+    const state = readState(name);
+    const dir = join(clustersRoot(), name);
+    if (state) {
+        await stopProcess(state.apiserverPid);
+        await stopProcess(state.etcdPid);
+    }
+    rmSync(dir, { recursive: true, force: true });
+}
+
+/** Stops and starts kube-apiserver alone, keeping etcd and so every object. */
+export async function restartApiserver(name: string, pausedMs = 0): Promise<ClusterState> {
+    const state = readState(name);
+    if (!state) throw new Error(`cluster ${name} is not running`);
+    await stopProcess(state.apiserverPid);
+    if (pausedMs > 0) await new Promise((r) => setTimeout(r, pausedMs));
+    state.apiserverPid = await startApiserver(await controlPlaneBinaries(), state);
+    writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
+    return state;
+}
+
+export function listClusters(): string[] {
+    const root = clustersRoot();
+    if (!existsSync(root)) return [];
+    return readdirSync(root).filter((n) => existsSync(stateFile(join(root, n))));
+}
