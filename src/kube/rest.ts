@@ -165,6 +165,7 @@ export class KubeRest {
                 }
             }
         } catch (err) {
+            if (err instanceof ApiError) throw err;
             throw new ApiError(0, 'Transport', `watch ${path}: ${(err as Error).message}`);
         }
     }

@@ -1,0 +1,50 @@
+# mesh-endpoints: `make demo` and `make test` work on a fresh machine of this kind.
+# Each target installs what it needs: npm packages when package-lock.json changed,
+# the control-plane binaries (built from Go modules, cached per machine by version).
+SHELL := /bin/bash
+NODE_TEST := node --import tsx --test --test-reporter=spec
+UNIT_TESTS = $(shell find src -name '*.test.ts' | sort)
+INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
+
+.PHONY: all deps control-plane build typecheck test unit integration demo bench clean
+
+all: build
+
+node_modules/.installed: package-lock.json
+	@echo "==> npm ci"
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed
+
+control-plane:
+	@echo "==> control plane (etcd + kube-apiserver from Go modules; the first build takes minutes)"
+	@bash hack/controlplane/build.sh >/dev/null
+
+build: deps
+	npx tsc -p tsconfig.build.json
+
+typecheck: deps
+	npx tsc -p tsconfig.json --noEmit
+
+unit: deps
+	@echo "==> unit tests"
+	$(NODE_TEST) $(UNIT_TESTS)
+
+# Test files run one at a time: each starts its own local cluster, and the machine
+# has two cores. A trap brings down any cluster a killed run left behind.
+integration: deps control-plane
+	@echo "==> integration tests against a real kube-apiserver + etcd"
+	@trap 'npx tsx src/testing/cluster-cli.ts down --all >/dev/null 2>&1 || true' EXIT; \
+	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)
+
+test: typecheck unit integration
+
+demo: deps control-plane
+	npx tsx src/demo/demo.ts
+
+bench: deps control-plane
+	npx tsx bench/run.ts
+
+clean:
+	rm -rf dist

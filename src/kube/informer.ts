@@ -1,0 +1,281 @@
+// An informer that survives faults: list, then watch from the list's resourceVersion
+// with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
+// every other error; an inactivity timer that aborts a silently dead connection; an
+// optional periodic resync. It owns the cache of one resource type and the event
+// callbacks; it never writes to the apiserver.
+import { ApiError, isGone, type KubeRest } from './rest.js';
+import { collectionPath, type ResourceType } from './resources.js';
+import { ObjectStore, type KubeObject } from './store.js';
+
+export interface InformerHandlers<T> {
+    add?(obj: T): void;
+    update?(oldObj: T, newObj: T): void;
+    delete?(obj: T): void;
+}
+
+export interface InformerOptions {
+    resource: ResourceType;
+    /** Watch one namespace; all namespaces when undefined. */
+    namespace?: string;
+    labelSelector?: string;
+    fieldSelector?: string;
+    /** Re-deliver every cached object as an update this often (0 = never). */
+    resyncMs?: number;
+    /** Server-side watch timeout; jittered by up to +25% so replicas don't reconnect in step. */
+    watchTimeoutSeconds?: number;
+    /** Abort a watch that received nothing (not even a bookmark) for this long. */
+    inactivityMs?: number;
+    backoffInitialMs?: number;
+    backoffMaxMs?: number;
+    listPageSize?: number;
+    log?: (level: 'info' | 'warn' | 'debug', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Counts a test or a metric can read to tell what the informer went through. */
+export interface InformerStats {
+    lists: number;
+    watches: number;
+    expired: number;
+    errors: number;
+    inactivityAborts: number;
+}
+
+interface ListResponse<T> {
+    metadata: { resourceVersion: string; continue?: string };
+    items: T[];
+}
+
+export class Informer<T extends KubeObject> {
+    readonly store = new ObjectStore<T>();
+    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0 };
+    private readonly handlers: InformerHandlers<T>[] = [];
+    private resourceVersion = '';
+    private running = false;
+    private abort: AbortController | undefined;
+    private loop: Promise<void> | undefined;
+    private resyncTimer: NodeJS.Timeout | undefined;
+    private wakeUp: (() => void) | undefined;
+    private markSynced!: () => void;
+    private syncedFlag = false;
+    /** Resolves once the first list has been delivered to the handlers. */
+    readonly synced: Promise<void> = new Promise((resolve) => (this.markSynced = resolve));
+
+    constructor(
+        private readonly rest: KubeRest,
+        private readonly opts: InformerOptions,
+    ) {}
+
+    on(handlers: InformerHandlers<T>): void {
+        this.handlers.push(handlers);
+    }
+
+    hasSynced(): boolean {
+        return this.syncedFlag;
+    }
+
+    start(): void {
+        if (this.running) return;
+        this.running = true;
+        this.loop = this.run();
+        if (this.opts.resyncMs) {
+            this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
+        }
+    }
+
+    async stop(): Promise<void> {
+        this.running = false;
+        clearInterval(this.resyncTimer);
+        this.abort?.abort();
+        this.wakeUp?.();
+        await this.loop;
+    }
+
+    private log(level: 'info' | 'warn' | 'debug', msg: string, fields?: Record<string, unknown>) {
+        this.opts.log?.(level, msg, { resource: this.opts.resource.plural, ...fields });
+    }
+
+    /** A handler that throws must not stop the informer or starve the other handlers. */
+    private notify(call: (h: InformerHandlers<T>) => void): void {
+        for (const h of this.handlers) {
+            try {
+                call(h);
+            } catch (err) {
+                this.log('warn', 'event handler failed', { error: (err as Error).message });
+            }
+        }
+    }
+
+    private resync(): void {
+        if (!this.syncedFlag) return;
+        for (const obj of this.store.list()) this.notify((h) => h.update?.(obj, obj));
+    }
+
+    private async run(): Promise<void> {
+        let failures = 0;
+        while (this.running) {
+            try {
+                if (!this.resourceVersion) await this.list();
+                failures = 0;
+                await this.watch();
+            } catch (err) {
+                if (!this.running) break;
+                if (isGone(err)) {
+                    // Our resourceVersion fell out of the server's history: start over
+                    // from a fresh list, at once (the diff delivers what we missed).
+                    this.stats.expired++;
+                    this.resourceVersion = '';
+                    this.log('info', 'watch expired, relisting');
+                    continue;
+                }
+                this.stats.errors++;
+                failures++;
+                const delay = this.backoff(failures, err);
+                this.log('warn', 'list/watch failed, retrying', { error: (err as Error).message, delayMs: delay });
+                await this.sleep(delay);
+            }
+        }
+    }
+
+    private backoff(failures: number, err: unknown): number {
+        const initial = this.opts.backoffInitialMs ?? 500;
+        const max = this.opts.backoffMaxMs ?? 30_000;
+        const exp = Math.min(max, initial * 2 ** (failures - 1));
+        const retryAfter = err instanceof ApiError && err.retryAfterSeconds ? err.retryAfterSeconds * 1000 : 0;
+        // Full jitter on the upper half: replicas that lost the same apiserver don't return together.
+        return Math.max(retryAfter, exp / 2 + (Math.random() * exp) / 2);
+    }
+
+    private sleep(ms: number): Promise<void> {
+        return new Promise((resolve) => {
+            const timer = setTimeout(resolve, ms);
+            this.wakeUp = () => {
+                clearTimeout(timer);
+                resolve();
+            };
+        });
+    }
+
+    private baseQuery() {
+        return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+    }
+
+    private async list(): Promise<void> {
+        this.stats.lists++;
+        const path = collectionPath(this.opts.resource, this.opts.namespace);
+        const items: T[] = [];
+        let cont: string | undefined;
+        let resourceVersion = '';
+        do {
+            const page = await this.rest.get<ListResponse<T>>(path, {
+                ...this.baseQuery(),
+                limit: this.opts.listPageSize ?? 500,
+                continue: cont,
+            });
+            for (const item of page.items) items.push(this.withTypeMeta(item));
+            cont = page.metadata.continue || undefined;
+            resourceVersion = page.metadata.resourceVersion;
+        } while (cont);
+        this.replace(items);
+        this.resourceVersion = resourceVersion;
+        if (!this.syncedFlag) {
+            this.syncedFlag = true;
+            this.markSynced();
+        }
+    }
+
+    /** List items come without apiVersion/kind; events and writers want them. */
+    private withTypeMeta(item: T): T {
+        const apiVersion = this.opts.resource.group
+            ? `${this.opts.resource.group}/${this.opts.resource.version}`
+            : this.opts.resource.version;
+        return { apiVersion, kind: this.opts.resource.kind, ...item };
+    }
+
+    /** Replaces the cache with a full list, delivering the difference as events. */
+    private replace(items: T[]): void {
+        const fresh = new Map(items.map((item) => [ObjectStore.keyOf(item), item]));
+        for (const old of this.store.list()) {
+            if (!fresh.has(ObjectStore.keyOf(old))) {
+                this.store.delete(old);
+                this.notify((h) => h.delete?.(old));
+            }
+        }
+        for (const item of items) this.upsert(item);
+    }
+
+    private upsert(obj: T): void {
+        const old = this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '');
+        this.store.set(obj);
+        if (!old) {
+            this.notify((h) => h.add?.(obj));
+        } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
+            this.notify((h) => h.update?.(old, obj));
+        }
+    }
+
+    private async watch(): Promise<void> {
+        this.stats.watches++;
+        const abort = new AbortController();
+        this.abort = abort;
+        const inactivityMs = this.opts.inactivityMs ?? 150_000;
+        let inactive = false;
+        let timer: NodeJS.Timeout | undefined;
+        const touch = () => {
+            clearTimeout(timer);
+            timer = setTimeout(() => {
+                inactive = true;
+                abort.abort();
+            }, inactivityMs);
+        };
+        const timeout = this.opts.watchTimeoutSeconds ?? 300;
+        touch();
+        try {
+            await this.rest.watch(
+                collectionPath(this.opts.resource, this.opts.namespace),
+                {
+                    ...this.baseQuery(),
+                    resourceVersion: this.resourceVersion,
+                    allowWatchBookmarks: true,
+                    timeoutSeconds: Math.round(timeout * (1 + Math.random() / 4)),
+                },
+                abort.signal,
+                (event) => this.handleEvent(event),
+                touch,
+            );
+        } catch (err) {
+            if (inactive) {
+                this.stats.inactivityAborts++;
+                throw new ApiError(0, 'Inactive', `watch received nothing for ${inactivityMs} ms`);
+            }
+            throw err;
+        } finally {
+            clearTimeout(timer);
+        }
+    }
+
+    private handleEvent(event: { type: string; object: unknown }): void {
+        if (event.type === 'ERROR') {
+            const status = event.object as { code?: number; reason?: string; message?: string };
+            throw new ApiError(status.code ?? 0, status.reason ?? '', status.message ?? 'watch error');
+        }
+        const obj = this.withTypeMeta(event.object as T);
+        const rv = obj.metadata?.resourceVersion;
+        switch (event.type) {
+            case 'ADDED':
+            case 'MODIFIED':
+                this.upsert(obj);
+                break;
+            case 'DELETED': {
+                const old = this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '');
+                this.store.delete(obj);
+                if (old) this.notify((h) => h.delete?.(obj));
+                break;
+            }
+            case 'BOOKMARK':
+                break;
+            default:
+                this.log('debug', 'unknown watch event', { type: event.type });
+        }
+        if (rv) this.resourceVersion = rv;
+    }
+}

@@ -1,0 +1,92 @@
+// What an integration test file needs from the local control plane: a cluster of its
+// own that is stopped after the file, also when a test fails or the run is killed
+// (a watchdog brings it down once the test process is gone), and clients for it.
+import { KubeConfig } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
+import { KubeRest } from '../kube/rest.js';
+import { collectionPath, Namespaces } from '../kube/resources.js';
+import { clustersRoot, down, kubeconfigForToken, up, type ClusterState } from './cluster.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface TestCluster {
+    state: ClusterState;
+    kubeConfig(server?: string): KubeConfig;
+    admin: KubeRest;
+    /** A fresh namespace for one test. */
+    namespace(prefix?: string): Promise<string>;
+    /** A client acting as ServiceAccount `name` of `namespace` (created if missing), with no rights but those granted. */
+    serviceAccountClient(namespace: string, name: string): Promise<KubeRest>;
+}
+
+function watchdog(name: string): void {
+    const dir = join(clustersRoot(), name);
+    const cli = join(repoRoot, 'src/testing/cluster-cli.ts');
+    const script =
+        `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ` +
+        `[ -d '${dir}' ] && cd '${repoRoot}' && exec node --import tsx '${cli}' down '${name}'`;
+    spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
+}
+
+export function kubeConfigFor(state: ClusterState, server = state.server): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromFile(state.kubeconfig);
+    if (server !== state.server) {
+        kc.clusters = kc.clusters.map((c) => ({ ...c, server }));
+    }
+    return kc;
+}
+
+/** Call at the top level of a test file (top-level await), so the cleanup runs after the whole file. */
+export async function startTestCluster(prefix: string): Promise<TestCluster> {
+    const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
+    watchdog(name);
+    const state = await up(name);
+    const admin = new KubeRest(kubeConfigFor(state));
+    after(async () => {
+        admin.close();
+        await down(name);
+    });
+    let counter = 0;
+    return {
+        state,
+        admin,
+        kubeConfig: (server?: string) => kubeConfigFor(state, server),
+        async namespace(nsPrefix = 'test') {
+            const ns = `${nsPrefix}-${++counter}-${randomBytes(2).toString('hex')}`;
+            await admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
+            return ns;
+        },
+        async serviceAccountClient(namespace, saName) {
+            const saPath = `/api/v1/namespaces/${namespace}/serviceaccounts`;
+            await admin.create(saPath, { metadata: { name: saName } }).catch(() => undefined);
+            const review = await admin.create<{ status: { token: string } }>(`${saPath}/${saName}/token`, {
+                apiVersion: 'authentication.k8s.io/v1',
+                kind: 'TokenRequest',
+                spec: { expirationSeconds: 3600 },
+            } as never);
+            const kc = new KubeConfig();
+            kc.loadFromString(kubeconfigForToken(state, `${namespace}-${saName}`, review.status.token));
+            return new KubeRest(kc);
+        },
+    };
+}
+
+/** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    let lastError: unknown;
+    while (Date.now() < deadline) {
+        try {
+            if (await check()) return;
+        } catch (err) {
+            lastError = err;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+}

@@ -1,0 +1,157 @@
+// The informer against a real kube-apiserver, with real faults between them.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Informer } from '../../src/kube/informer.js';
+import { KubeRest } from '../../src/kube/rest.js';
+import { collectionPath, ConfigMaps, objectPath } from '../../src/kube/resources.js';
+import type { KubeObject } from '../../src/kube/store.js';
+import { restartApiserver } from '../../src/testing/cluster.js';
+import { eventually, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import { TcpProxy } from '../../src/testing/tcp-proxy.js';
+
+const cluster: TestCluster = await startTestCluster('informer');
+
+async function serverState(ns: string): Promise<Map<string, string>> {
+    const list = await cluster.admin.get<{ items: KubeObject[] }>(collectionPath(ConfigMaps, ns));
+    return new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata!.resourceVersion!]));
+}
+
+function cacheState(informer: Informer<KubeObject>, ns: string): Map<string, string> {
+    return new Map(informer.store.list(ns).map((cm) => [cm.metadata!.name!, cm.metadata!.resourceVersion!]));
+}
+
+async function converged(informer: Informer<KubeObject>, ns: string) {
+    await eventually('the cache to hold exactly what the server holds', async () => {
+        const [server, cache] = [await serverState(ns), cacheState(informer, ns)];
+        return server.size === cache.size && [...server].every(([k, rv]) => cache.get(k) === rv);
+    });
+}
+
+const cm = (name: string, value = 'v') => ({ metadata: { name }, data: { value } });
+
+/** An informer reaching the apiserver through a proxy the test controls. */
+async function proxiedInformer(ns: string, extra: Partial<ConstructorParameters<typeof Informer>[1]> = {}) {
+    const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
+    const port = await proxy.start();
+    const rest = new KubeRest(cluster.kubeConfig(`https://127.0.0.1:${port}`));
+    const informer = new Informer<KubeObject>(rest, {
+        resource: ConfigMaps,
+        namespace: ns,
+        backoffInitialMs: 50,
+        backoffMaxMs: 500,
+        ...extra,
+    });
+    const cleanup = async () => {
+        await informer.stop();
+        rest.close();
+        await proxy.stop();
+    };
+    return { proxy, informer, cleanup };
+}
+
+describe('informer', () => {
+    it('lists, then follows adds, updates and deletes through the watch', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('before'));
+        const { informer, cleanup } = await proxiedInformer(ns);
+        const seen: string[] = [];
+        informer.on({
+            add: (o) => seen.push(`add ${o.metadata?.name}`),
+            update: (_, o) => seen.push(`update ${o.metadata?.name}`),
+            delete: (o) => seen.push(`delete ${o.metadata?.name}`),
+        });
+        informer.start();
+        await informer.synced;
+        assert.ok(informer.hasSynced());
+        assert.deepEqual(seen, ['add before']);
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('after'));
+        await cluster.admin.replace(objectPath(ConfigMaps, ns, 'before'), cm('before', 'changed'));
+        await cluster.admin.delete(objectPath(ConfigMaps, ns, 'after'));
+        await converged(informer, ns);
+        await eventually('the delete event', () => seen.includes('delete after'));
+        assert.deepEqual(seen, ['add before', 'add after', 'update before', 'delete after']);
+        assert.equal(informer.store.get(ns, 'before')?.apiVersion, 'v1', 'cached objects carry their type');
+        await cleanup();
+    });
+
+    it('reconnects after every connection is cut, and converges on what changed meanwhile', async () => {
+        const ns = await cluster.namespace();
+        for (const n of ['a', 'b', 'c']) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(n));
+        const { proxy, informer, cleanup } = await proxiedInformer(ns);
+        informer.start();
+        await informer.synced;
+        proxy.refuse(true);
+        proxy.cutAll();
+        await cluster.admin.delete(objectPath(ConfigMaps, ns, 'a'));
+        await cluster.admin.replace(objectPath(ConfigMaps, ns, 'b'), cm('b', 'changed'));
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('d'));
+        await eventually('a failed reconnect', () => informer.stats.errors >= 1);
+        proxy.refuse(false);
+        await converged(informer, ns);
+        assert.deepEqual([...cacheState(informer, ns).keys()].sort(), ['b', 'c', 'd']);
+        await cleanup();
+    });
+
+    it('detects a silently dead connection with its inactivity timer', async () => {
+        const ns = await cluster.namespace();
+        const { proxy, informer, cleanup } = await proxiedInformer(ns, { inactivityMs: 1000 });
+        informer.start();
+        await informer.synced;
+        proxy.freeze(true);
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('while-frozen'));
+        await eventually('the inactivity abort', () => informer.stats.inactivityAborts >= 1);
+        proxy.freeze(false);
+        proxy.cutAll(); // the frozen sockets are dead for good
+        await converged(informer, ns);
+        assert.ok(informer.store.get(ns, 'while-frozen'));
+        await cleanup();
+    });
+
+    it('survives an apiserver restart, relisting when its resourceVersion has expired', async () => {
+        const ns = await cluster.namespace();
+        for (const n of ['x', 'y']) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(n));
+        const { proxy, informer, cleanup } = await proxiedInformer(ns);
+        const deleted: string[] = [];
+        informer.on({ delete: (o) => deleted.push(o.metadata!.name!) });
+        informer.start();
+        await informer.synced;
+        proxy.refuse(true);
+        proxy.cutAll();
+        // Changes the informer cannot see, then a restart that empties the watch cache:
+        // resuming from the old resourceVersion must fail with 410 and relist.
+        await cluster.admin.delete(objectPath(ConfigMaps, ns, 'x'));
+        for (let i = 0; i < 5; i++) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(`new-${i}`));
+        await restartApiserver(cluster.state.name);
+        proxy.refuse(false);
+        await converged(informer, ns);
+        assert.deepEqual(deleted, ['x'], 'the relist delivers the missed delete');
+        assert.ok(informer.stats.expired >= 1, `expected a 410, stats: ${JSON.stringify(informer.stats)}`);
+        assert.ok(informer.stats.lists >= 2, 'relisted after the 410');
+        await cleanup();
+    });
+
+    it('redelivers every cached object on resync', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('r'));
+        const { informer, cleanup } = await proxiedInformer(ns, { resyncMs: 200 });
+        let resyncs = 0;
+        informer.on({ update: (o, n) => o === n && resyncs++ });
+        informer.start();
+        await eventually('two resyncs', () => resyncs >= 2);
+        await cleanup();
+    });
+
+    it('keeps working when a handler throws', async () => {
+        const ns = await cluster.namespace();
+        const { informer, cleanup } = await proxiedInformer(ns);
+        const added: string[] = [];
+        informer.on({ add: () => { throw new Error('handler bug'); } });
+        informer.on({ add: (o) => added.push(o.metadata!.name!) });
+        informer.start();
+        await informer.synced;
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('one'));
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('two'));
+        await eventually('both adds', () => added.length === 2);
+        await cleanup();
+    });
+});
