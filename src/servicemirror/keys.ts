@@ -1,0 +1,50 @@
+// Label and annotation keys of Linkerd's multicluster contract, which Linkerd's destination
+// controller and CLI read from our mirrors and slices, so their spelling is not ours to choose.
+import type { LabelSelector } from './selector.js';
+
+/** Remote labels under this prefix are Linkerd's bookkeeping and never copied to a mirror. */
+export const MIRROR_PREFIX = 'mirror.linkerd.io/';
+
+export const MIRRORED_SERVICE_LABEL = 'mirror.linkerd.io/mirrored-service';
+export const CLUSTER_NAME_LABEL = 'mirror.linkerd.io/cluster-name';
+export const EXPORTED_LABEL = 'mirror.linkerd.io/exported';
+export const FEDERATED_LABEL = 'mirror.linkerd.io/federated';
+export const REMOTE_DISCOVERY_LABEL = 'multicluster.linkerd.io/remote-discovery';
+export const REMOTE_SERVICE_LABEL = 'multicluster.linkerd.io/remote-service';
+
+export const REMOTE_SVC_FQ_NAME_ANNOTATION = 'mirror.linkerd.io/remote-svc-fq-name';
+export const REMOTE_RESOURCE_VERSION_ANNOTATION = 'mirror.linkerd.io/remote-resource-version';
+export const REMOTE_GATEWAY_IDENTITY_ANNOTATION = 'mirror.linkerd.io/remote-gateway-identity';
+export const OPAQUE_PORTS_ANNOTATION = 'config.linkerd.io/opaque-ports';
+
+export const TOPOLOGY_AWARE_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
+export const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Remote annotations a mirror never carries. Topology hints are computed from the remote
+ * cluster's zones and mean nothing for endpoints that are all the gateway (Linkerd drops them
+ * too). kubectl's last-applied copy describes the remote object, and would make a later
+ * `kubectl apply` of the mirror compute its three-way diff against the wrong object.
+ */
+export const DROPPED_ANNOTATIONS: ReadonlySet<string> = new Set([
+    TOPOLOGY_AWARE_HINTS_ANNOTATION,
+    TOPOLOGY_MODE_ANNOTATION,
+    LAST_APPLIED_ANNOTATION,
+]);
+
+/** Selectors `linkerd multicluster link` writes when none is given. */
+export const DEFAULT_EXPORT_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED_LABEL]: 'true' } };
+export const DEFAULT_REMOTE_DISCOVERY_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED_LABEL]: 'remote-discovery' } };
+export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDERATED_LABEL]: 'member' } };
+
+/** endpointslice.kubernetes.io/managed-by of the mirror's slices: ours, not Linkerd's or kube's. */
+export const MIRROR_SLICE_MANAGED_BY = 'service-mirror.mesh-endpoints.io';
+
+/**
+ * Linkerd's excludedLabels/excludedAnnotations rule: an entry ending in `/*` excludes every
+ * key with that prefix (`example.com/*` → `example.com/anything`); any other entry is exact.
+ */
+export function isExcludedKey(key: string, excluded: readonly string[]): boolean {
+    return excluded.some((entry) => (entry.endsWith('/*') ? key.startsWith(entry.slice(0, -1)) : key === entry));
+}
