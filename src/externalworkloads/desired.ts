@@ -1,0 +1,109 @@
+// externalworkloads/desired.ts: the pure source adapter of the external-workloads
+// controller. It owns turning one Service and the ExternalWorkloads of its namespace into
+// the desired slice groups (one per address family and resolved port list) plus the
+// problems worth a Warning Event. It must not read the cluster, write slices, record
+// Events or keep state: the controller does those with what this returns, and the shared
+// reconciler (endpointslice/) turns the groups into creates, updates and deletes.
+//
+// Bad input never blocks: an unusable address, port or hostname is left out of the one
+// endpoint it concerns and reported; every other endpoint of the Service is still desired.
+import type { V1Service } from '@kubernetes/client-node';
+import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
+import { workloadAddresses } from './addresses.js';
+import { hostnameFor, workloadEndpoint } from './endpoint.js';
+import { portsKey, resolvePorts } from './ports.js';
+import { addressTypesForService, selectsWorkload, serviceName, servesService } from './selection.js';
+import { workloadRef, type ExternalWorkload, type ProblemDetail, type WorkloadProblem } from './types.js';
+
+export { addressTypesForService, selectsWorkload, servesService } from './selection.js';
+
+export interface DesiredForService {
+    /** False: the Service gets no slices from us, and the controller deletes any it has. */
+    selected: boolean;
+    /** The families the Service serves; slices of any other type are to be deleted. */
+    addressTypes: AddressType[];
+    /** Only groups with endpoints; ordered by address type, then port list; endpoints by workload name. */
+    groups: DesiredGroup[];
+    /** One per distinct problem, in workload-name order. */
+    problems: WorkloadProblem[];
+}
+
+/**
+ * `workloads` may be every workload the controller knows of: those of other namespaces or
+ * not matching the selector are ignored here, so the caller need not pre-filter.
+ */
+export function desiredGroupsForService(service: V1Service, workloads: readonly ExternalWorkload[]): DesiredForService {
+    if (!servesService(service)) return { selected: false, addressTypes: [], groups: [], problems: [] };
+    const addressTypes = addressTypesForService(service);
+    const groups = new Map<string, DesiredGroup>();
+    const problems: WorkloadProblem[] = [];
+
+    for (const workload of selectedInOrder(service, workloads)) {
+        const report = (detail: ProblemDetail) => problems.push({ workload: workloadRef(workload), ...detail });
+        // Address problems are about the workload alone, so they are reported whatever the
+        // Service's families; port and hostname problems only when they change what is published.
+        const addresses = workloadAddresses(workload);
+        addresses.problems.forEach(report);
+        const published = addressTypes.flatMap((type) => {
+            const address = addresses.byFamily[type];
+            return address === undefined ? [] : [{ addressType: type, address }];
+        });
+        if (published.length === 0) continue;
+
+        const { ports, missing } = resolvePorts(service, workload);
+        for (const m of missing) {
+            report({
+                reason: 'MissingNamedPort',
+                message: `Service ${serviceName(service)} port ${m.servicePort} targets the port named "${m.targetPort}" (${m.protocol}), which the workload does not declare; the workload is published without that port`,
+            });
+        }
+        const { hostname, problem } = hostnameFor(service, workload);
+        if (problem) report(problem);
+
+        const key = portsKey(ports);
+        for (const { addressType, address } of published) {
+            const groupKey = `${addressType} ${key}`;
+            let group = groups.get(groupKey);
+            if (!group) {
+                // Each group owns its port objects: the reconciler may sort or copy them.
+                group = { addressType, ports: ports.map((port) => ({ ...port })), endpoints: [] };
+                groups.set(groupKey, group);
+            }
+            group.endpoints.push(workloadEndpoint(service, workload, address, hostname));
+        }
+    }
+
+    return { selected: true, addressTypes, groups: orderedGroups(groups, addressTypes), problems: distinct(problems) };
+}
+
+/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. */
+function selectedInOrder(service: V1Service, workloads: readonly ExternalWorkload[]): ExternalWorkload[] {
+    const byName = new Map<string, ExternalWorkload>();
+    for (const workload of workloads) {
+        if (selectsWorkload(service, workload) && !byName.has(workload.metadata.name)) {
+            byName.set(workload.metadata.name, workload);
+        }
+    }
+    return [...byName.values()].sort((a, b) => compare(a.metadata.name, b.metadata.name));
+}
+
+function orderedGroups(groups: Map<string, DesiredGroup>, addressTypes: AddressType[]): DesiredGroup[] {
+    return [...groups.entries()]
+        .sort(([keyA, a], [keyB, b]) => addressTypes.indexOf(a.addressType) - addressTypes.indexOf(b.addressType) || compare(keyA, keyB))
+        .map(([, group]) => group);
+}
+
+function distinct(problems: WorkloadProblem[]): WorkloadProblem[] {
+    const seen = new Set<string>();
+    return problems.filter((p) => {
+        const key = JSON.stringify([p.workload.namespace, p.workload.name, p.workload.uid, p.reason, p.message]);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+    });
+}
+
+// Code-unit order, not locale order: the result must not depend on the machine's locale.
+function compare(a: string, b: string): number {
+    return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,60 @@
+// One workload as one EndpointSlice endpoint. Every field is set in the form the apiserver
+// stores it (all three conditions as booleans, optional fields absent rather than empty),
+// so that comparing a desired endpoint with a stored one finds no phantom difference.
+import type { V1Endpoint, V1Service } from '@kubernetes/client-node';
+import { isHeadless, serviceName } from './selection.js';
+import { WORKLOAD_API_VERSION, WORKLOAD_KIND, isWorkloadReady, type ExternalWorkload, type ProblemDetail } from './types.js';
+
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_LABEL_MAX = 63;
+
+export function isDNSLabel(text: string): boolean {
+    return text.length <= DNS_LABEL_MAX && DNS_LABEL.test(text);
+}
+
+/**
+ * A headless Service names each endpoint after its workload. A workload name the slice
+ * cannot hold as a hostname (dots, over 63 characters) would make the apiserver reject the
+ * whole slice, so the endpoint is published without a hostname and the problem reported.
+ */
+export function hostnameFor(
+    service: V1Service,
+    workload: ExternalWorkload,
+): { hostname?: string; problem?: ProblemDetail } {
+    if (!isHeadless(service)) return {};
+    const name = workload.metadata.name;
+    if (isDNSLabel(name)) return { hostname: name };
+    return {
+        problem: {
+            reason: 'InvalidHostname',
+            message: `headless Service ${serviceName(service)} cannot use the workload name as hostname: not a DNS label (lowercase letters, digits and "-", at most ${DNS_LABEL_MAX} characters); the endpoint is published without a hostname`,
+        },
+    };
+}
+
+/**
+ * Conditions follow the upstream controller, not Linkerd: a workload being deleted is
+ * terminating, and publishNotReadyAddresses makes every endpoint ready.
+ */
+export function workloadEndpoint(
+    service: V1Service,
+    workload: ExternalWorkload,
+    address: string,
+    hostname: string | undefined,
+): V1Endpoint {
+    const serving = isWorkloadReady(workload);
+    const terminating = workload.metadata.deletionTimestamp != null;
+    const ready = service.spec?.publishNotReadyAddresses === true || (serving && !terminating);
+    const { namespace, name, uid } = workload.metadata;
+    const endpoint: V1Endpoint = {
+        addresses: [address],
+        conditions: { ready, serving, terminating },
+        targetRef: { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, namespace, name, ...(uid ? { uid } : {}) },
+    };
+    if (hostname !== undefined) endpoint.hostname = hostname;
+    const zone = workload.metadata.labels?.[ZONE_LABEL];
+    if (zone) endpoint.zone = zone;
+    return endpoint;
+}

@@ -1,0 +1,210 @@
+// The ExternalWorkload as the apiserver serves it, and the problems a workload can have.
+// Both served versions are covered (v1alpha1 names the TLS block `meshTls`, v1beta1
+// `meshTLS`), because an object created through v1alpha1 keeps `meshTls` when read back:
+// the CRD has no conversion webhook. Parsing never throws: a malformed object becomes an
+// InvalidWorkload problem, and the controller leaves that one workload out.
+import { z } from 'zod';
+
+export const WORKLOAD_GROUP = 'workload.linkerd.io';
+export const WORKLOAD_KIND = 'ExternalWorkload';
+/** The stored version; every targetRef names it, whichever version the object was written in. */
+export const WORKLOAD_API_VERSION = `${WORKLOAD_GROUP}/v1beta1`;
+export const WORKLOAD_PLURAL = 'externalworkloads';
+
+export interface MeshTLS {
+    identity?: string;
+    serverName?: string;
+}
+
+export interface WorkloadPort {
+    name?: string;
+    port: number;
+    /** The CRD defaults it to TCP; an object that never went through the apiserver may lack it. */
+    protocol?: string;
+}
+
+export interface WorkloadIP {
+    ip?: string;
+}
+
+export interface WorkloadCondition {
+    type: string;
+    status: string;
+    reason?: string;
+    message?: string;
+    /** RFC 3339 string from raw JSON, or a Date when client-node deserialised it. */
+    lastProbeTime?: string | Date;
+    lastTransitionTime?: string | Date;
+}
+
+export interface ExternalWorkload {
+    apiVersion?: string;
+    kind?: string;
+    metadata: {
+        name: string;
+        namespace: string;
+        /** Always set by the apiserver; absent only in hand-written objects such as examples. */
+        uid?: string;
+        resourceVersion?: string;
+        generation?: number;
+        labels?: Record<string, string>;
+        creationTimestamp?: string | Date;
+        deletionTimestamp?: string | Date;
+    };
+    spec: {
+        /** v1beta1 */
+        meshTLS?: MeshTLS;
+        /** v1alpha1 */
+        meshTls?: MeshTLS;
+        ports?: WorkloadPort[];
+        workloadIPs?: WorkloadIP[];
+    };
+    status?: {
+        conditions?: WorkloadCondition[];
+    };
+}
+
+/** Who an Event is about: enough for the controller to build an involvedObject. */
+export interface WorkloadRef {
+    namespace: string;
+    name: string;
+    /** "" when the object carries none. */
+    uid: string;
+}
+
+/** CamelCase Event reasons, one per kind of bad input we leave out. */
+export type ProblemReason =
+    | 'InvalidWorkload'
+    | 'InvalidIP'
+    | 'UnusableIP'
+    | 'DuplicateIPFamily'
+    | 'MissingNamedPort'
+    | 'InvalidHostname';
+
+/** A problem with one workload, as found by a helper that does not need to name it. */
+export interface ProblemDetail {
+    reason: ProblemReason;
+    /** Deterministic for the same input, so the controller can deduplicate Events by it. */
+    message: string;
+}
+
+export interface WorkloadProblem extends ProblemDetail {
+    workload: WorkloadRef;
+}
+
+export type ParsedWorkload =
+    | { ok: true; workload: ExternalWorkload }
+    | { ok: false; problem: WorkloadProblem };
+
+// JSON written by hand (or by older clients) may carry explicit nulls for absent fields.
+function optional<T extends z.ZodType>(schema: T) {
+    return schema.nullish().transform((value) => value ?? undefined);
+}
+
+const timestamp = z.union([z.string(), z.date()]);
+
+const meshTLSSchema = z.looseObject({
+    identity: optional(z.string()),
+    serverName: optional(z.string()),
+});
+
+const conditionSchema = z.looseObject({
+    type: z.string(),
+    status: z.string(),
+    reason: optional(z.string()),
+    message: optional(z.string()),
+    lastProbeTime: optional(timestamp),
+    lastTransitionTime: optional(timestamp),
+});
+
+// Unknown fields are kept, not rejected: a newer CRD version must not make us drop workloads.
+const externalWorkloadSchema: z.ZodType<ExternalWorkload> = z.looseObject({
+    apiVersion: optional(z.string()),
+    kind: optional(z.string()),
+    metadata: z.looseObject({
+        name: z.string().min(1),
+        namespace: z.string().min(1),
+        uid: optional(z.string()),
+        resourceVersion: optional(z.string()),
+        generation: optional(z.number()),
+        labels: optional(z.record(z.string(), z.string())),
+        creationTimestamp: optional(timestamp),
+        deletionTimestamp: optional(timestamp),
+    }),
+    spec: z.looseObject({
+        meshTLS: optional(meshTLSSchema),
+        meshTls: optional(meshTLSSchema),
+        ports: optional(
+            z.array(
+                z.looseObject({
+                    name: optional(z.string()),
+                    port: z.number().int().min(1).max(65535),
+                    protocol: optional(z.string()),
+                }),
+            ),
+        ),
+        // A missing or odd `ip` is not a parse failure: the address check reports it as
+        // InvalidIP and the workload's other addresses stay usable.
+        workloadIPs: optional(z.array(z.looseObject({ ip: optional(z.string()) }))),
+    }),
+    status: optional(z.looseObject({ conditions: optional(z.array(conditionSchema)) })),
+});
+
+/** Parses one object from a watch or list; never throws. */
+export function parseExternalWorkload(object: unknown): ParsedWorkload {
+    const result = externalWorkloadSchema.safeParse(object);
+    if (result.success) return { ok: true, workload: result.data };
+    const issues = result.error.issues.slice(0, 3).map((issue) => {
+        const path = issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`));
+        return `${path.join('').replace(/^\./, '') || '(object)'}: ${issue.message}`;
+    });
+    const more = result.error.issues.length > issues.length ? '; …' : '';
+    return {
+        ok: false,
+        problem: {
+            workload: refOfUnknown(object),
+            reason: 'InvalidWorkload',
+            message: `malformed ExternalWorkload, left out of every Service: ${issues.join('; ')}${more}`,
+        },
+    };
+}
+
+/** Parses a list, keeping the good objects and one problem per malformed one. */
+export function parseExternalWorkloads(objects: readonly unknown[]): {
+    workloads: ExternalWorkload[];
+    problems: WorkloadProblem[];
+} {
+    const workloads: ExternalWorkload[] = [];
+    const problems: WorkloadProblem[] = [];
+    for (const object of objects) {
+        const parsed = parseExternalWorkload(object);
+        if (parsed.ok) workloads.push(parsed.workload);
+        else problems.push(parsed.problem);
+    }
+    return { workloads, problems };
+}
+
+export function workloadRef(workload: ExternalWorkload): WorkloadRef {
+    const { namespace, name, uid } = workload.metadata;
+    return { namespace, name, uid: uid ?? '' };
+}
+
+/** Whichever TLS block the object carries: v1beta1's `meshTLS`, else v1alpha1's `meshTls`. */
+export function meshTLSOf(workload: ExternalWorkload): MeshTLS | undefined {
+    return workload.spec.meshTLS ?? workload.spec.meshTls;
+}
+
+/** Linkerd's rule: ready when some condition says Ready=True; no conditions means not ready. */
+export function isWorkloadReady(workload: ExternalWorkload): boolean {
+    return (workload.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+function refOfUnknown(object: unknown): WorkloadRef {
+    const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
+    const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+    return { namespace: text(metadata.namespace), name: text(metadata.name), uid: text(metadata.uid) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
