@@ -1,0 +1,252 @@
+// What the controller knows about one gateway hostname, and how a DNS answer or failure
+// changes it. Pure: the caller passes `now` (ms since the epoch) and owns all timers.
+//
+// Failure policy: a failed name keeps its last good addresses, ready, for policy.staleWindowMs;
+// after that they stay published but ready: false, until DNS answers again. Retries back off
+// from retryInitialMs, doubling per consecutive failure, capped at retryMaxMs (and never
+// longer than maxTtlMs): with the defaults (1 s → 30 s) a name is retried about a dozen
+// times within a 5-minute stale window, and an outage costs at most 2 queries per 30 s.
+import type { AddressType } from '../endpointslice/types.js';
+import { canonicalIp, compareAddresses, isUsableAddress, type UnusableReason } from './gateway-address.js';
+
+export interface DnsPolicy {
+    /** Floor of the refresh interval: a TTL of 0 must not turn into a query loop. */
+    minTtlMs: number;
+    /** Ceiling of the refresh interval, so a long TTL does not hide a moved gateway for days. */
+    maxTtlMs: number;
+    /** How long the last good addresses of a failing name stay ready. */
+    staleWindowMs: number;
+    retryInitialMs: number;
+    retryMaxMs: number;
+}
+
+export const DEFAULT_DNS_POLICY: DnsPolicy = {
+    minTtlMs: 5_000,
+    maxTtlMs: 3_600_000,
+    staleWindowMs: 300_000,
+    retryInitialMs: 1_000,
+    retryMaxMs: 30_000,
+};
+
+export type ResolutionErrorCode =
+    | 'NXDOMAIN'
+    | 'NODATA'
+    | 'SERVFAIL'
+    | 'TIMEOUT'
+    | 'REFUSED'
+    | 'UNREACHABLE'
+    /** Records came back, but every one of them is an address Kubernetes rejects. */
+    | 'UNUSABLE'
+    | 'OTHER';
+
+export interface ResolutionError {
+    code: ResolutionErrorCode;
+    message: string;
+}
+
+/** One A or AAAA record as the resolver returns it; ttl in seconds. */
+export interface AddressRecord {
+    address: string;
+    ttl: number;
+}
+
+export interface ResolvedAddress {
+    address: string;
+    family: AddressType;
+}
+
+export interface GatewayAddress extends ResolvedAddress {
+    ready: boolean;
+}
+
+export interface DroppedAddress extends ResolvedAddress {
+    reason: UnusableReason;
+}
+
+/** Hard failures of one family's query while the other family answered. */
+export type FamilyErrors = Partial<Record<AddressType, ResolutionError>>;
+
+export interface NameState {
+    readonly name: string;
+    /** Usable addresses of the last good answer of each family, sorted. */
+    readonly addresses: readonly ResolvedAddress[];
+    /** Shortest TTL (s) among the records of the last good answer. */
+    readonly ttlSeconds: number | undefined;
+    readonly resolvedAt: number | undefined;
+    readonly nextRefreshAt: number;
+    /** Consecutive resolutions that failed in full or for one family. */
+    readonly failures: number;
+    /** The error of the current failure streak; cleared by a full answer. */
+    readonly lastError: ResolutionError | undefined;
+    /** Per family, when its current failure streak began; absent while the family answers. */
+    readonly staleSince: Partial<Record<AddressType, number>>;
+    /** Answers of the last resolution that were left out, with the reason. */
+    readonly dropped: readonly DroppedAddress[];
+}
+
+export interface Transition {
+    state: NameState;
+    /**
+     * The published view (address set or readiness) differs from before, both judged at the
+     * same `now`. Readiness lost only because time passed is no transition: see nextWakeAt.
+     */
+    changed: boolean;
+}
+
+const FAMILIES: readonly AddressType[] = ['IPv4', 'IPv6'];
+
+export function initialNameState(name: string, now: number): NameState {
+    return {
+        name,
+        addresses: [],
+        ttlSeconds: undefined,
+        resolvedAt: undefined,
+        nextRefreshAt: now,
+        failures: 0,
+        lastError: undefined,
+        staleSince: {},
+        dropped: [],
+    };
+}
+
+/**
+ * A resolution in which at least one family's query answered (records or NODATA). A family
+ * listed in `familyErrors` failed hard and keeps its previous addresses, going stale as a
+ * whole failed name would; the name is then retried with backoff rather than at TTL expiry.
+ */
+export function onAnswer(
+    state: NameState,
+    answers4: readonly AddressRecord[],
+    answers6: readonly AddressRecord[],
+    now: number,
+    policy: DnsPolicy,
+    familyErrors: FamilyErrors = {},
+): Transition {
+    const answers: Record<AddressType, readonly AddressRecord[]> = { IPv4: answers4, IPv6: answers6 };
+    const { usable, dropped } = sortOut(answers);
+    const recordCount = answers4.length + answers6.length;
+    if (recordCount === 0) {
+        const hard = familyErrors.IPv4 ?? familyErrors.IPv6;
+        return onFailure(state, hard ?? { code: 'NODATA', message: `${state.name} has no A or AAAA records` }, now, policy);
+    }
+    if (usable.length === 0) {
+        const listed = dropped.map((d) => `${d.address} (${d.reason})`).join(', ');
+        return onFailure(state, { code: 'UNUSABLE', message: `every answer is unusable: ${listed}` }, now, policy, dropped);
+    }
+
+    const staleSince = { ...state.staleSince };
+    const kept: ResolvedAddress[] = [];
+    for (const family of FAMILIES) {
+        if (familyErrors[family] === undefined) {
+            delete staleSince[family];
+        } else {
+            staleSince[family] ??= now;
+            kept.push(...state.addresses.filter((a) => a.family === family));
+        }
+    }
+    const ttlSeconds = Math.min(...[...answers4, ...answers6].map((r) => r.ttl));
+    const ttlDelay = clamp(ttlSeconds * 1000, policy.minTtlMs, policy.maxTtlMs);
+    const partial = familyErrors.IPv4 ?? familyErrors.IPv6;
+    const failures = partial === undefined ? 0 : state.failures + 1;
+    const next: NameState = {
+        ...state,
+        addresses: [...usable, ...kept].sort(compareAddresses),
+        ttlSeconds,
+        resolvedAt: now,
+        nextRefreshAt: now + (partial === undefined ? ttlDelay : Math.min(ttlDelay, retryDelay(failures, policy))),
+        failures,
+        lastError: partial,
+        staleSince,
+        dropped,
+    };
+    return { state: next, changed: viewChanged(state, next, now, policy) };
+}
+
+/** A resolution in which no family gave an address: NXDOMAIN, SERVFAIL, timeout, empty answer. */
+export function onFailure(
+    state: NameState,
+    error: ResolutionError,
+    now: number,
+    policy: DnsPolicy,
+    dropped: readonly DroppedAddress[] = [],
+): Transition {
+    const staleSince = { ...state.staleSince };
+    for (const family of FAMILIES) staleSince[family] ??= now;
+    const failures = state.failures + 1;
+    const next: NameState = {
+        ...state,
+        nextRefreshAt: now + retryDelay(failures, policy),
+        failures,
+        lastError: error,
+        staleSince,
+        dropped,
+    };
+    return { state: next, changed: viewChanged(state, next, now, policy) };
+}
+
+/** The addresses to publish for this name now; [] when it never resolved. */
+export function addressesOf(state: NameState, now: number, policy: DnsPolicy): GatewayAddress[] {
+    return state.addresses.map((a) => ({ ...a, ready: familyReady(state, a.family, now, policy) }));
+}
+
+/**
+ * When the caller must look at this name again: its refresh, or the moment a stale family's
+ * addresses stop being ready (that flip happens with no DNS event to trigger it).
+ */
+export function nextWakeAt(state: NameState, now: number, policy: DnsPolicy): number {
+    let wake = state.nextRefreshAt;
+    for (const family of FAMILIES) {
+        const since = state.staleSince[family];
+        if (since === undefined || !state.addresses.some((a) => a.family === family)) continue;
+        const flip = since + policy.staleWindowMs + 1;
+        if (flip > now) wake = Math.min(wake, flip);
+    }
+    return wake;
+}
+
+export function retryDelay(failures: number, policy: DnsPolicy): number {
+    const exponent = Math.min(Math.max(failures - 1, 0), 30);
+    return Math.min(policy.retryInitialMs * 2 ** exponent, policy.retryMaxMs, policy.maxTtlMs);
+}
+
+function familyReady(state: NameState, family: AddressType, now: number, policy: DnsPolicy): boolean {
+    const since = state.staleSince[family];
+    return since === undefined || now <= since + policy.staleWindowMs;
+}
+
+function viewChanged(before: NameState, after: NameState, now: number, policy: DnsPolicy): boolean {
+    const key = (s: NameState) =>
+        addressesOf(s, now, policy)
+            .map((a) => `${a.address}/${a.ready ? 1 : 0}`)
+            .join(',');
+    return key(before) !== key(after);
+}
+
+/** Canonical, usable addresses of both families, and what was left out with the reason. */
+function sortOut(answers: Record<AddressType, readonly AddressRecord[]>): {
+    usable: ResolvedAddress[];
+    dropped: DroppedAddress[];
+} {
+    const usable = new Map<string, ResolvedAddress>();
+    const dropped: DroppedAddress[] = [];
+    for (const family of FAMILIES) {
+        for (const record of answers[family]) {
+            // An IPv4-mapped AAAA answer is unmapped and counted as IPv4, like a literal.
+            const ip = canonicalIp(record.address);
+            if (ip === undefined) {
+                dropped.push({ address: record.address, family, reason: 'invalid' });
+                continue;
+            }
+            const usability = isUsableAddress(ip.address);
+            if (usability.usable) usable.set(ip.address, ip);
+            else dropped.push({ ...ip, reason: usability.reason });
+        }
+    }
+    const byText = (a: DroppedAddress, b: DroppedAddress) =>
+        a.family === b.family ? a.address.localeCompare(b.address) : a.family === 'IPv4' ? -1 : 1;
+    return { usable: [...usable.values()].sort(compareAddresses), dropped: dropped.sort(byText) };
+}
+
+function clamp(value: number, min: number, max: number): number {
+    return Math.min(Math.max(value, min), max);
+}
