@@ -66,6 +66,16 @@ export interface DroppedAddress extends ResolvedAddress {
 /** Hard failures of one family's query while the other family answered. */
 export type FamilyErrors = Partial<Record<AddressType, ResolutionError>>;
 
+/** Both queries for one name, as the resolver reports them. */
+export interface NameResolution {
+    v4: AddressRecord[];
+    v6: AddressRecord[];
+    /** Set when neither family gave a record; the name failed. */
+    error?: ResolutionError;
+    /** Hard failures (not NODATA) of one family while the other gave records. */
+    familyErrors: FamilyErrors;
+}
+
 export interface NameState {
     readonly name: string;
     /** Usable addresses of the last good answer of each family, sorted. */
@@ -107,6 +117,11 @@ export function initialNameState(name: string, now: number): NameState {
         staleSince: {},
         dropped: [],
     };
+}
+
+export function onResolution(state: NameState, resolution: NameResolution, now: number, policy: DnsPolicy): Transition {
+    if (resolution.error !== undefined) return onFailure(state, resolution.error, now, policy);
+    return onAnswer(state, resolution.v4, resolution.v6, now, policy, resolution.familyErrors);
 }
 
 /**

@@ -100,6 +100,15 @@ describe('test DNS server', () => {
         assert.equal(healed?.answers?.length, 1);
     });
 
+    it('fails only the queried type when a behaviour is set for that type', async () => {
+        server.setRecords('dual.example.test', { A: [{ address: '192.0.2.60', ttl: 5 }], AAAA: [{ address: '2001:db8::60', ttl: 5 }] });
+        server.setBehaviour('dual.example.test', 'servfail', 'AAAA');
+        const v4 = await udpQuery(server.port, 'dual.example.test', 'A');
+        const v6 = await udpQuery(server.port, 'dual.example.test', 'AAAA');
+        assert.equal(v4?.answers?.length, 1);
+        assert.equal(v6 && rcodeOf(v6), SERVFAIL);
+    });
+
     it('answers a length-prefixed query over TCP on the same port', async () => {
         server.setRecords('tcp.example.test', { AAAA: [{ address: '2001:db8::1', ttl: 60 }] });
         const reply = await tcpQuery(server.port, 'tcp.example.test', 'AAAA');

@@ -83,8 +83,9 @@ export class TestDnsServer {
         this.zone.delete(key(name));
     }
 
-    setBehaviour(name: string, behaviour: DnsBehaviour): void {
-        this.behaviours.set(key(name), behaviour);
+    /** For every query of the name, or only for one type (which then wins over the former). */
+    setBehaviour(name: string, behaviour: DnsBehaviour, type?: 'A' | 'AAAA'): void {
+        this.behaviours.set(`${key(name)} ${type ?? '*'}`, behaviour);
     }
 
     get queries(): readonly LoggedQuery[] {
@@ -139,7 +140,8 @@ export class TestDnsServer {
         const name = key(question.name);
         this.log.push({ name, type: question.type, transport });
 
-        const behaviour = this.behaviours.get(name) ?? 'normal';
+        const behaviour =
+            this.behaviours.get(`${name} ${question.type}`) ?? this.behaviours.get(`${name} *`) ?? 'normal';
         if (behaviour === 'blackhole') return undefined;
         const records = this.zone.get(name);
         let rcode: number = RCODE.NOERROR;
