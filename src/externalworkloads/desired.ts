@@ -8,10 +8,11 @@
 // Bad input never blocks: an unusable address, port or hostname is left out of the one
 // endpoint it concerns and reported; every other endpoint of the Service is still desired.
 import type { V1Service } from '@kubernetes/client-node';
+import { portMapKey } from '../endpointslice/index.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { workloadAddresses } from './addresses.js';
 import { hostnameFor, workloadEndpoint } from './endpoint.js';
-import { portsKey, resolvePorts } from './ports.js';
+import { resolvePorts } from './ports.js';
 import { addressTypesForService, selectsWorkload, serviceName, servesService } from './selection.js';
 import { workloadRef, type ExternalWorkload, type ProblemDetail, type WorkloadProblem } from './types.js';
 
@@ -60,7 +61,7 @@ export function desiredGroupsForService(service: V1Service, workloads: readonly 
         const { hostname, problem } = hostnameFor(service, workload);
         if (problem) report(problem);
 
-        const key = portsKey(ports);
+        const key = portMapKey(ports);
         for (const { addressType, address } of published) {
             const groupKey = `${addressType} ${key}`;
             let group = groups.get(groupKey);

@@ -50,11 +50,6 @@ export function resolvePorts(service: V1Service, workload: ExternalWorkload): Re
     return { ports, missing };
 }
 
-/** Identity of a port list: the key of its slice group. */
-export function portsKey(ports: readonly DiscoveryV1EndpointPort[]): string {
-    return JSON.stringify(ports.map((p) => [p.name ?? '', p.port ?? null, p.protocol ?? 'TCP', p.appProtocol ?? null]));
-}
-
 function namedWorkloadPort(workload: ExternalWorkload, name: string, protocol: string): number | undefined {
     // The first match wins, as for container ports; duplicate names are refused by the CRD.
     return (workload.spec.ports ?? []).find((p) => p.name === name && (p.protocol ?? 'TCP') === protocol)?.port;

@@ -1,0 +1,241 @@
+// The external-workloads controller: watches Services, ExternalWorkloads and our own
+// EndpointSlices, and converges each Service's slices. Data flows one way: informer
+// events → Service keys in the queue → syncService (read caches, plan, write). The
+// planning is pure (desired.ts, endpointslice/); this file only wires and writes.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { planSlices } from '../endpointslice/reconciler.js';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { SliceTracker } from '../endpointslice/tracker.js';
+import type { EventSink } from '../kube/events.js';
+import { Informer } from '../kube/informer.js';
+import { logFn, type Logger } from '../kube/log.js';
+import type { Runnable } from '../kube/manager.js';
+import { controllerRateLimiter } from '../kube/ratelimit.js';
+import type { KubeRest } from '../kube/rest.js';
+import { EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
+import { NotLeaderError, SliceWriter } from '../kube/slice-writer.js';
+import type { KubeObject } from '../kube/store.js';
+import { runWorkers, WorkQueue } from '../kube/workqueue.js';
+import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { desiredGroupsForService, selectsWorkload } from './desired.js';
+import { ExternalWorkloadsMetrics } from './metrics.js';
+import { parseExternalWorkloads, WORKLOAD_API_VERSION, WORKLOAD_KIND, type ExternalWorkload, type WorkloadProblem } from './types.js';
+
+export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
+
+export interface ExternalWorkloadsOptions {
+    rest: KubeRest;
+    logger: Logger;
+    registry: Registry;
+    queueMetrics: WorkQueueMetrics;
+    events: EventSink;
+    isLeader: () => boolean;
+    /** Watch one namespace; every namespace when undefined. */
+    namespace?: string;
+    managedBy?: string;
+    maxEndpointsPerSlice?: number;
+    /** Workload events within this window produce one sync (upstream's endpointUpdatesBatchPeriod). */
+    batchPeriodMs?: number;
+    workers?: number;
+    /** Informer tuning, for tests. */
+    resyncMs?: number;
+}
+
+/** The informer holds a slice older than one we wrote: planning now would undo our write. */
+class StaleCacheError extends Error {}
+
+type Key = string;
+const keyOf = (namespace: string, name: string): Key => `${namespace}/${name}`;
+
+export class ExternalWorkloadsController implements Runnable {
+    readonly name = 'external-workloads';
+    readonly services: Informer<V1Service & KubeObject>;
+    readonly workloads: Informer<KubeObject>;
+    readonly slices: Informer<V1EndpointSlice & KubeObject>;
+    readonly informers: Informer<KubeObject>[];
+    readonly metrics: ExternalWorkloadsMetrics;
+    private readonly tracker = new SliceTracker();
+    private readonly writer: SliceWriter;
+    private readonly managedBy: string;
+    private readonly log: Logger;
+    private queue: WorkQueue<Key> | undefined;
+    private workers: Promise<void> | undefined;
+    /** Problems already reported: workload, reason and message. */
+    private readonly reported = new Set<string>();
+
+    constructor(private readonly opts: ExternalWorkloadsOptions) {
+        this.managedBy = opts.managedBy ?? DEFAULT_MANAGED_BY;
+        this.log = opts.logger.child({ controller: this.name });
+        const log = logFn(this.log);
+        const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
+        this.services = new Informer(opts.rest, { resource: Services, ...common });
+        this.workloads = new Informer(opts.rest, { resource: ExternalWorkloads, ...common });
+        this.slices = new Informer(opts.rest, {
+            resource: EndpointSlices,
+            labelSelector: `${LABEL_MANAGED_BY}=${this.managedBy}`,
+            ...common,
+        });
+        this.slices.store.indexLabel(LABEL_SERVICE_NAME);
+        this.informers = [this.services, this.workloads, this.slices];
+        this.metrics = new ExternalWorkloadsMetrics(opts.registry);
+        this.writer = new SliceWriter({
+            rest: opts.rest,
+            tracker: this.tracker,
+            isLeader: opts.isLeader,
+            fieldManager: this.managedBy,
+            changes: this.metrics.changes,
+        });
+        this.registerHandlers();
+    }
+
+    private get batchMs(): number {
+        return this.opts.batchPeriodMs ?? 500;
+    }
+
+    private registerHandlers(): void {
+        const enqueueService = (svc: KubeObject) => this.queue?.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+        this.services.on({ add: enqueueService, update: (_, svc) => enqueueService(svc), delete: enqueueService });
+
+        const enqueueSelecting = (...workloads: KubeObject[]) => {
+            const keys = new Set<Key>();
+            for (const w of workloads) {
+                for (const svc of this.services.store.list(w.metadata?.namespace)) {
+                    if (selectsWorkload(svc, w as ExternalWorkload)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+                }
+            }
+            for (const key of keys) this.queue?.addAfter(key, this.batchMs);
+        };
+        this.workloads.on({
+            add: (w) => enqueueSelecting(w),
+            // Old and new: a label change moves the workload from some Services to others.
+            update: (old, w) => enqueueSelecting(old, w),
+            delete: (w) => enqueueSelecting(w),
+        });
+
+        // Our own writes come back as slice events; the tracker tells them apart from
+        // someone else's edit or delete, which we undo.
+        const sliceOwnerKey = (slice: V1EndpointSlice) => {
+            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+            return service ? keyOf(slice.metadata!.namespace!, service) : undefined;
+        };
+        const sliceDelay = Math.max(1000, this.batchMs);
+        this.slices.on({
+            add: (slice) => {
+                const key = sliceOwnerKey(slice);
+                if (key && this.tracker.shouldSync(slice)) this.queue?.addAfter(key, sliceDelay);
+            },
+            update: (old, slice) => {
+                const [oldKey, key] = [sliceOwnerKey(old), sliceOwnerKey(slice)];
+                if (oldKey !== key && oldKey) this.queue?.addAfter(oldKey, sliceDelay);
+                if (key && (oldKey !== key || this.tracker.shouldSync(slice))) this.queue?.addAfter(key, sliceDelay);
+            },
+            delete: (slice) => {
+                const key = sliceOwnerKey(slice);
+                if (key && !this.tracker.handleDeletion(slice)) this.queue?.addAfter(key, sliceDelay);
+            },
+        });
+    }
+
+    startLeading(): void {
+        // What we tracked as a previous leader may have been changed by another since.
+        this.tracker.reset();
+        this.reported.clear();
+        const queue = new WorkQueue<Key>({
+            name: this.name,
+            metrics: this.opts.queueMetrics,
+            // Upstream's 1 s base: a failing Service should not hammer the apiserver.
+            rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
+        });
+        this.queue = queue;
+        for (const svc of this.services.store.list()) queue.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+        this.workers = runWorkers(queue, this.opts.workers ?? 2, (key) => this.syncService(key), (failure) => {
+            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
+            this.log[level]({ service: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
+        });
+    }
+
+    async stopLeading(): Promise<void> {
+        const [queue, workers] = [this.queue, this.workers];
+        this.queue = undefined;
+        this.workers = undefined;
+        if (!queue) return;
+        await queue.shutDownWithDrain();
+        await workers;
+    }
+
+    /** Converges the slices of one Service. Throws to be retried with backoff. */
+    async syncService(key: Key): Promise<void> {
+        const [namespace, name] = key.split('/') as [string, string];
+        const existing = this.slices.store.byLabel(LABEL_SERVICE_NAME, name, namespace);
+        const service = this.services.store.get(namespace, name);
+        try {
+            const owner = service && {
+                name,
+                namespace,
+                uid: service.metadata!.uid!,
+                labels: service.metadata?.labels ?? {},
+                headless: service.spec?.clusterIP === 'None',
+            };
+            if (owner && this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${key} not yet in cache`);
+            const { workloads, problems: malformed } = parseExternalWorkloads(this.workloads.store.list(namespace));
+            const desired = service ? desiredGroupsForService(service, workloads) : undefined;
+            this.reportProblems([...malformed, ...(desired?.problems ?? [])]);
+            if (!service || !desired?.selected) {
+                // Gone, or no longer ours to serve: our slices go (nothing else may collect them).
+                await this.writer.apply({ creates: [], updates: [], deletes: existing, endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
+                if (!service) this.tracker.deleteService(namespace, name);
+                this.metrics.recordService(key, 0, 0, 0);
+                this.metrics.syncs.inc({ result: 'success' });
+                return;
+            }
+            const plan = planSlices({
+                owner: owner!,
+                addressTypes: desired.addressTypes,
+                desired: desired.groups,
+                existing,
+                maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice ?? 100,
+                managedBy: this.managedBy,
+            });
+            const writes = await this.writer.apply(plan);
+            this.metrics.endpointsAdded.observe(plan.endpointsAdded);
+            this.metrics.endpointsRemoved.observe(plan.endpointsRemoved);
+            const endpoints = desired.groups.reduce((n, g) => n + g.endpoints.length, 0);
+            this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, endpoints);
+            this.metrics.syncs.inc({ result: 'success' });
+            if (writes > 0) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
+        } catch (err) {
+            if (err instanceof NotLeaderError) return; // the new leader owns this Service now
+            this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
+            throw err;
+        }
+    }
+
+    /**
+     * Each distinct problem is counted and reported once per leadership term, however
+     * many Services select the workload and however often they sync.
+     */
+    private reportProblems(problems: WorkloadProblem[]): void {
+        for (const p of problems) {
+            const id = `${p.workload.uid || `${p.workload.namespace}/${p.workload.name}`}|${p.reason}|${p.message}`;
+            if (this.reported.has(id)) continue;
+            if (this.reported.size >= 50_000) this.reported.clear();
+            this.reported.add(id);
+            this.metrics.invalidInputs.inc({ reason: p.reason });
+            this.opts.events.record(
+                {
+                    apiVersion: WORKLOAD_API_VERSION,
+                    kind: WORKLOAD_KIND,
+                    metadata: { namespace: p.workload.namespace, name: p.workload.name, uid: p.workload.uid || undefined },
+                },
+                'Warning',
+                p.reason,
+                p.message,
+            );
+        }
+    }
+}
+
+function counts(plan: { creates: unknown[]; updates: unknown[]; deletes: unknown[] }) {
+    return { creates: plan.creates.length, updates: plan.updates.length, deletes: plan.deletes.length };
+}

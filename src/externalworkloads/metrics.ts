@@ -1,0 +1,73 @@
+// The upstream endpointslice controller's metric family, under our prefix, plus a
+// count of the bad input we left out. Created once per registry.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { METRICS_PREFIX } from '../kube/manager.js';
+
+const prefix = `${METRICS_PREFIX}external_workloads_`;
+const perSyncBuckets = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768];
+
+export class ExternalWorkloadsMetrics {
+    readonly endpointsAdded: Histogram;
+    readonly endpointsRemoved: Histogram;
+    readonly changes: Counter<'operation'>;
+    readonly syncs: Counter<'result'>;
+    readonly invalidInputs: Counter<'reason'>;
+    readonly slicesActual: Gauge;
+    readonly slicesDesired: Gauge;
+    readonly endpointsDesired: Gauge;
+    /** Per Service, so the gauges are sums that forget deleted Services. */
+    private readonly perService = new Map<string, { actual: number; desired: number; endpoints: number }>();
+
+    constructor(registry: Registry) {
+        const registers = [registry];
+        this.endpointsAdded = new Histogram({
+            name: `${prefix}endpoints_added_per_sync`,
+            help: 'Endpoints added to slices by one Service sync',
+            buckets: perSyncBuckets,
+            registers,
+        });
+        this.endpointsRemoved = new Histogram({
+            name: `${prefix}endpoints_removed_per_sync`,
+            help: 'Endpoints removed from slices by one Service sync',
+            buckets: perSyncBuckets,
+            registers,
+        });
+        this.changes = new Counter({
+            name: `${prefix}endpointslice_changes_total`,
+            help: 'EndpointSlice writes by operation',
+            labelNames: ['operation'],
+            registers,
+        });
+        this.syncs = new Counter({
+            name: `${prefix}syncs_total`,
+            help: 'Service syncs by result (success, stale, error)',
+            labelNames: ['result'],
+            registers,
+        });
+        this.invalidInputs = new Counter({
+            name: `${prefix}invalid_inputs_total`,
+            help: 'Addresses, ports, hostnames or workloads left out of slices, by reason',
+            labelNames: ['reason'],
+            registers,
+        });
+        this.slicesActual = new Gauge({ name: `${prefix}num_endpoint_slices`, help: 'EndpointSlices we manage', registers });
+        this.slicesDesired = new Gauge({
+            name: `${prefix}desired_endpoint_slices`,
+            help: 'EndpointSlices needed with perfect packing',
+            registers,
+        });
+        this.endpointsDesired = new Gauge({ name: `${prefix}endpoints_desired`, help: 'Endpoints we publish', registers });
+        for (const result of ['success', 'stale', 'error']) this.syncs.inc({ result }, 0);
+        for (const operation of ['create', 'update', 'delete']) this.changes.inc({ operation }, 0);
+    }
+
+    recordService(key: string, actual: number, desired: number, endpoints: number): void {
+        if (actual === 0 && desired === 0) this.perService.delete(key);
+        else this.perService.set(key, { actual, desired, endpoints });
+        let [a, d, e] = [0, 0, 0];
+        for (const s of this.perService.values()) [a, d, e] = [a + s.actual, d + s.desired, e + s.endpoints];
+        this.slicesActual.set(a);
+        this.slicesDesired.set(d);
+        this.endpointsDesired.set(e);
+    }
+}
