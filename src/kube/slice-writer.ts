@@ -1,0 +1,75 @@
+// Executes a SlicePlan against the apiserver: creates, then updates, then deletes, as
+// upstream does (new endpoints are served before old ones go). Every write first asks
+// the leader guard, so a replica that lost its lease writes nothing; every success is
+// recorded in the tracker, so the events our writes cause are recognised as ours.
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import type { Counter } from 'prom-client';
+import type { SlicePlan } from '../endpointslice/types.js';
+import type { SliceTracker } from '../endpointslice/tracker.js';
+import { isNotFound, type KubeRest } from './rest.js';
+import { collectionPath, EndpointSlices, objectPath } from './resources.js';
+
+export class NotLeaderError extends Error {
+    constructor() {
+        super('not the leader: write skipped');
+        this.name = 'NotLeaderError';
+    }
+}
+
+export interface SliceWriterOptions {
+    rest: KubeRest;
+    tracker: SliceTracker;
+    isLeader: () => boolean;
+    fieldManager: string;
+    /** Counts writes by operation (create, update, delete). */
+    changes?: Counter<'operation'>;
+}
+
+export class SliceWriter {
+    constructor(private readonly opts: SliceWriterOptions) {}
+
+    private guard(): void {
+        if (!this.opts.isLeader()) throw new NotLeaderError();
+    }
+
+    /** Applies the plan in order; the first failure stops it (the sync is retried). */
+    async apply(plan: SlicePlan): Promise<number> {
+        const { rest, tracker, changes } = this.opts;
+        const query = { fieldManager: this.opts.fieldManager };
+        let writes = 0;
+        for (const slice of plan.creates) {
+            this.guard();
+            const namespace = slice.metadata!.namespace!;
+            const created = await rest.create<V1EndpointSlice>(collectionPath(EndpointSlices, namespace), slice, query);
+            tracker.update(created);
+            changes?.inc({ operation: 'create' });
+            writes++;
+        }
+        for (const slice of plan.updates) {
+            this.guard();
+            const { namespace, name } = slice.metadata!;
+            const updated = await rest.replace<V1EndpointSlice>(objectPath(EndpointSlices, namespace, name!), slice, query);
+            tracker.update(updated);
+            changes?.inc({ operation: 'update' });
+            writes++;
+        }
+        for (const slice of plan.deletes) {
+            this.guard();
+            const { namespace, name, uid } = slice.metadata!;
+            // The uid precondition keeps us from deleting a same-named successor.
+            await rest
+                .delete(objectPath(EndpointSlices, namespace, name!), undefined, {
+                    kind: 'DeleteOptions',
+                    apiVersion: 'v1',
+                    preconditions: uid ? { uid } : undefined,
+                })
+                .catch((err: unknown) => {
+                    if (!isNotFound(err)) throw err; // already gone is what we wanted
+                });
+            tracker.expectDeletion(slice);
+            changes?.inc({ operation: 'delete' });
+            writes++;
+        }
+        return writes;
+    }
+}
