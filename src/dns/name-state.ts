@@ -101,6 +101,8 @@ export interface Transition {
      * same `now`. Readiness lost only because time passed is no transition: see nextWakeAt.
      */
     changed: boolean;
+    /** How the resolution went; a failed one left lastError set to why. */
+    outcome: 'answered' | 'partly-answered' | 'failed';
 }
 
 const FAMILIES: readonly AddressType[] = ['IPv4', 'IPv6'];
@@ -174,7 +176,8 @@ export function onAnswer(
         staleSince,
         dropped,
     };
-    return { state: next, changed: viewChanged(state, next, now, policy) };
+    const outcome = partial === undefined ? 'answered' : 'partly-answered';
+    return { state: next, changed: viewChanged(state, next, now, policy), outcome };
 }
 
 /** A resolution in which no family gave an address: NXDOMAIN, SERVFAIL, timeout, empty answer. */
@@ -196,7 +199,7 @@ export function onFailure(
         staleSince,
         dropped,
     };
-    return { state: next, changed: viewChanged(state, next, now, policy) };
+    return { state: next, changed: viewChanged(state, next, now, policy), outcome: 'failed' };
 }
 
 /** The addresses to publish for this name now; [] when it never resolved. */

@@ -1,0 +1,174 @@
+// Keeps the gateway hostnames of one Link resolved: resolves each name when it is added,
+// again when its TTL (clamped) runs out or its retry is due, and tells the owner only when
+// what the name publishes changed. Owns timers; the decisions are name-state's.
+import { normalizeName } from './gateway-address.js';
+import { noGatewayDnsMetrics, type GatewayDnsObserver, type ResolutionResult } from './metrics.js';
+import {
+    addressesOf,
+    DEFAULT_DNS_POLICY,
+    initialNameState,
+    nextWakeAt,
+    onResolution,
+    type DnsPolicy,
+    type NameResolution,
+    type NameState,
+    type Transition,
+} from './name-state.js';
+import type { NameResolver } from './resolver.js';
+
+export interface Clock {
+    now(): number;
+    /** Runs `fn` after `ms`; the returned function cancels it. */
+    schedule(fn: () => void, ms: number): () => void;
+}
+
+export const systemClock: Clock = {
+    now: () => Date.now(),
+    schedule(fn, ms) {
+        // A DNS refresh alone must not keep the process alive.
+        const timer = setTimeout(fn, ms).unref();
+        return () => clearTimeout(timer);
+    },
+};
+
+export interface GatewayWatcherOptions {
+    resolver: NameResolver;
+    /**
+     * Called when what a name publishes changed: its address set, the readiness of an address,
+     * the kind of its error (code), or the set of answers dropped as unusable.
+     */
+    onChange: (name: string, state: NameState) => void;
+    policy?: DnsPolicy;
+    clock?: Clock;
+    metrics?: GatewayDnsObserver;
+    /** Where an error thrown by onChange (or a bug) ends up; by default a process warning. */
+    onError?: (name: string, error: unknown) => void;
+}
+
+interface WatchedName {
+    state: NameState;
+    /** Fingerprint of what onChange last reported; '' before the first resolution. */
+    reported: string;
+    cancelTimer?: () => void;
+    inFlight?: Promise<void>;
+}
+
+export class GatewayWatcher {
+    private readonly watched = new Map<string, WatchedName>();
+    private readonly policy: DnsPolicy;
+    private readonly clock: Clock;
+    private readonly metrics: GatewayDnsObserver;
+    private stopped = false;
+
+    constructor(private readonly options: GatewayWatcherOptions) {
+        this.policy = options.policy ?? DEFAULT_DNS_POLICY;
+        this.clock = options.clock ?? systemClock;
+        this.metrics = options.metrics ?? noGatewayDnsMetrics;
+    }
+
+    /** Watches exactly these names: new ones are resolved now, missing ones are dropped. */
+    setNames(names: Iterable<string>): void {
+        if (this.stopped) return;
+        const wanted = new Set([...names].map(normalizeName));
+        for (const [name, entry] of this.watched) {
+            if (wanted.has(name)) continue;
+            entry.cancelTimer?.();
+            this.watched.delete(name);
+            this.metrics.forget(name);
+        }
+        for (const name of wanted) {
+            if (this.watched.has(name)) continue;
+            this.watched.set(name, { state: initialNameState(name, this.clock.now()), reported: '' });
+            this.background(name);
+        }
+    }
+
+    /** Resolves the name now; a resolution already under way is shared, not repeated. */
+    refreshNow(name: string): Promise<void> {
+        const key = normalizeName(name);
+        const entry = this.watched.get(key);
+        if (entry === undefined || this.stopped) return Promise.resolve();
+        if (entry.inFlight === undefined) {
+            entry.cancelTimer?.();
+            entry.inFlight = this.resolve(key, entry).finally(() => {
+                entry.inFlight = undefined;
+            });
+        }
+        return entry.inFlight;
+    }
+
+    stateOf(name: string): NameState | undefined {
+        return this.watched.get(normalizeName(name))?.state;
+    }
+
+    get states(): ReadonlyMap<string, NameState> {
+        return new Map([...this.watched].map(([name, entry]) => [name, entry.state]));
+    }
+
+    /** Cancels every timer; answers still in flight are ignored. */
+    stop(): void {
+        this.stopped = true;
+        for (const entry of this.watched.values()) entry.cancelTimer?.();
+    }
+
+    private background(name: string): void {
+        this.refreshNow(name).catch((error: unknown) => this.reportError(name, error));
+    }
+
+    private async resolve(name: string, entry: WatchedName): Promise<void> {
+        let resolution: NameResolution;
+        try {
+            resolution = await this.options.resolver.resolve(name);
+        } catch (error) {
+            resolution = { v4: [], v6: [], familyErrors: {}, error: { code: 'OTHER', message: `${name}: ${String(error)}` } };
+        }
+        // The name may have been dropped, or re-added as a new entry, while the queries ran.
+        if (this.stopped || this.watched.get(name) !== entry) return;
+        const now = this.clock.now();
+        const transition = onResolution(entry.state, resolution, now, this.policy);
+        entry.state = transition.state;
+        this.metrics.resolved(name, resultOf(transition));
+        for (const answer of entry.state.dropped) this.metrics.dropped(name, answer);
+        this.settle(name, entry, now);
+    }
+
+    /** Reports the name if its view changed, then sleeps until it needs looking at again. */
+    private settle(name: string, entry: WatchedName, now: number): void {
+        const addresses = addressesOf(entry.state, now, this.policy);
+        this.metrics.published(name, addresses, entry.state.nextRefreshAt);
+        const view = JSON.stringify({
+            addresses,
+            error: entry.state.lastError?.code,
+            dropped: entry.state.dropped.map((d) => d.address),
+        });
+        entry.cancelTimer?.();
+        const wake = nextWakeAt(entry.state, now, this.policy);
+        entry.cancelTimer = this.clock.schedule(() => this.wake(name, entry), Math.max(0, wake - now));
+        if (view === entry.reported) return;
+        entry.reported = view;
+        try {
+            this.options.onChange(name, entry.state);
+        } catch (error) {
+            this.reportError(name, error);
+        }
+    }
+
+    private wake(name: string, entry: WatchedName): void {
+        if (this.stopped || this.watched.get(name) !== entry) return;
+        const now = this.clock.now();
+        if (now >= entry.state.nextRefreshAt) this.background(name);
+        else this.settle(name, entry, now);
+    }
+
+    private reportError(name: string, error: unknown): void {
+        if (this.options.onError) this.options.onError(name, error);
+        else process.emitWarning(`gateway DNS watcher, ${name}: ${String(error)}`);
+    }
+}
+
+function resultOf(transition: Transition): ResolutionResult {
+    if (transition.outcome === 'answered') return 'success';
+    if (transition.outcome === 'partly-answered') return 'partial_failure';
+    const code = transition.state.lastError?.code ?? 'OTHER';
+    return code.toLowerCase() as Lowercase<typeof code>;
+}
