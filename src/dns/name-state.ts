@@ -167,7 +167,7 @@ export function onAnswer(
     const failures = partial === undefined ? 0 : state.failures + 1;
     const next: NameState = {
         ...state,
-        addresses: [...usable, ...kept].sort(compareAddresses),
+        addresses: distinct([...usable, ...kept]).sort(compareAddresses),
         ttlSeconds,
         resolvedAt: now,
         nextRefreshAt: now + (partial === undefined ? ttlDelay : Math.min(ttlDelay, retryDelay(failures, policy))),
@@ -263,6 +263,10 @@ function sortOut(answers: Record<AddressType, readonly AddressRecord[]>): {
     const byText = (a: DroppedAddress, b: DroppedAddress) =>
         a.family === b.family ? a.address.localeCompare(b.address) : a.family === 'IPv4' ? -1 : 1;
     return { usable: [...usable.values()].sort(compareAddresses), dropped: dropped.sort(byText) };
+}
+
+function distinct(addresses: ResolvedAddress[]): ResolvedAddress[] {
+    return [...new Map(addresses.map((a) => [a.address, a])).values()];
 }
 
 function clamp(value: number, min: number, max: number): number {
