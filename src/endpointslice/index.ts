@@ -13,6 +13,7 @@ export {
     labelsChanged,
     newSlice,
     ownedBy,
+    replacementSlice,
     sliceLabels,
     sliceNamePrefix,
     type SliceMeta,

@@ -5,7 +5,7 @@ import { planSlices } from './reconciler.js';
 import { deepFreeze, FakeApiserver, group, makeEndpoint, makeInput, makeOwner, MANAGED_BY, range, storedSlice } from './testkit.js';
 import type { ReconcileInput, SlicePlan } from './types.js';
 
-const emptyPlanShape = (plan: SlicePlan) => [plan.creates.length, plan.updates.length, plan.deletes.length];
+const writeCounts = (plan: SlicePlan) => [plan.creates.length, plan.updates.length, plan.deletes.length];
 
 /** Plans once, lets the fake apiserver store the result, and plans again against what it holds. */
 function settle(input: ReconcileInput): { stored: V1EndpointSlice[]; again: SlicePlan } {
@@ -23,7 +23,7 @@ describe('planSlices: a sync with nothing to change writes nothing', () => {
         });
         const { stored, again } = settle(input);
         assert.deepEqual(stored[0]?.ports, [{ name: '', port: 8080, protocol: 'TCP' }]);
-        assert.deepEqual(emptyPlanShape(again), [0, 0, 0]);
+        assert.deepEqual(writeCounts(again), [0, 0, 0]);
         assert.deepEqual([again.endpointsAdded, again.endpointsRemoved, again.actualSlices], [0, 0, 1]);
     });
 
@@ -33,7 +33,7 @@ describe('planSlices: a sync with nothing to change writes nothing', () => {
             extraLabels: { 'mirror.example.org/cluster': 'east' },
             annotations: { 'example.org/source': 'mirror' },
         });
-        assert.deepEqual(emptyPlanShape(settle(input).again), [0, 0, 0]);
+        assert.deepEqual(writeCounts(settle(input).again), [0, 0, 0]);
     });
 
     it('treats ports listed in another order as the same port group', () => {
@@ -43,7 +43,7 @@ describe('planSlices: a sync with nothing to change writes nothing', () => {
         ];
         const stored = new FakeApiserver().apply(planSlices(withEndpoints({ desired: [group([makeEndpoint(1)], ports)] })));
         const again = planSlices(withEndpoints({ existing: stored, desired: [group([makeEndpoint(1)], [...ports].reverse())] }));
-        assert.deepEqual(emptyPlanShape(again), [0, 0, 0]);
+        assert.deepEqual(writeCounts(again), [0, 0, 0]);
     });
 });
 
@@ -66,9 +66,9 @@ describe('planSlices: labels, annotations and ownership', () => {
         const evil = { app: 'web', 'kubernetes.io/service-name': 'x', 'endpointslice.kubernetes.io/managed-by': 'y', 'service.kubernetes.io/headless': 'z' };
         const { stored, again } = settle(withEndpoints({ owner: makeOwner({ labels: evil }) }));
         assert.deepEqual(stored[0]?.metadata?.labels, { app: 'web', 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': MANAGED_BY });
-        assert.deepEqual(emptyPlanShape(again), [0, 0, 0]);
+        assert.deepEqual(writeCounts(again), [0, 0, 0]);
         const plan = planSlices(withEndpoints({ owner: makeOwner({ labels: { app: 'web' } }), existing: stored }));
-        assert.deepEqual(emptyPlanShape(plan), [0, 0, 0]);
+        assert.deepEqual(writeCounts(plan), [0, 0, 0]);
     });
 
     it('labels the slices of a headless Service service.kubernetes.io/headless="", and updates them when that flips', () => {
@@ -126,7 +126,7 @@ describe('planSlices: endpoint changes are written in place', () => {
     it('updates only the slice of an endpoint whose condition changed, under its own name and resourceVersion', () => {
         const desired = range(0, 6).map((i) => (i === 4 ? makeEndpoint(i, { conditions: { ready: false, serving: false, terminating: true } }) : makeEndpoint(i)));
         const plan = planSlices(makeInput({ existing: slices(), desired: [group(desired)] }));
-        assert.deepEqual(emptyPlanShape(plan), [0, 1, 0]);
+        assert.deepEqual(writeCounts(plan), [0, 1, 0]);
         const update = plan.updates[0]!;
         assert.deepEqual([update.metadata?.name, update.metadata?.uid, update.metadata?.resourceVersion], ['web-b', 'uid-web-b', '7']);
         assert.deepEqual(update.endpoints[1]?.conditions, { ready: false, serving: false, terminating: true });
@@ -149,8 +149,8 @@ describe('planSlices: endpoint changes are written in place', () => {
 
     it('does not rewrite for a new target resourceVersion, but does for a new target uid', () => {
         const rvOnly = range(0, 6).map((i) => makeEndpoint(i, { targetRef: { ...makeEndpoint(i).targetRef, resourceVersion: '42' } }));
-        assert.deepEqual(emptyPlanShape(planSlices(makeInput({ existing: slices(), desired: [group(rvOnly)] }))), [0, 0, 0]);
+        assert.deepEqual(writeCounts(planSlices(makeInput({ existing: slices(), desired: [group(rvOnly)] }))), [0, 0, 0]);
         const newUid = range(0, 6).map((i) => makeEndpoint(i, { targetRef: { ...makeEndpoint(i).targetRef, uid: `recreated-${i}` } }));
-        assert.deepEqual(emptyPlanShape(planSlices(makeInput({ existing: slices(), desired: [group(newUid)] }))), [0, 2, 0]);
+        assert.deepEqual(writeCounts(planSlices(makeInput({ existing: slices(), desired: [group(newUid)] }))), [0, 2, 0]);
     });
 });

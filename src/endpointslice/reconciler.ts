@@ -101,6 +101,8 @@ export function planSlices(input: ReconcileInput): SlicePlan {
         actualSlices: 0,
         desiredSlices: 0,
     };
+    // Slices deleted for their owner or address type do not count in endpointsRemoved (as
+    // upstream): their endpoints were never this Service's to serve in that form.
     const reconcilable: V1EndpointSlice[] = [];
     for (const slice of existing) {
         if (supported.has(slice.addressType as AddressType) && ownedBy(slice, input.owner)) reconcilable.push(slice);
