@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 import { parseGatewayAddress } from './gateway-address.js';
 import { mirrorGatewayAddresses } from './gateway-endpoints.js';
 import { DEFAULT_DNS_POLICY as policy, initialNameState, onAnswer, onFailure, type NameState } from './name-state.js';
-import { nameStatus } from './resolution-status.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const SERVFAIL = { code: 'SERVFAIL', message: 'server failure' } as const;
@@ -58,29 +57,5 @@ describe('gateway addresses of a mirror Service', () => {
         const fresh = answered('a.example.test', ['192.0.2.2'], [], later);
         const addresses = mirrorGatewayAddresses(both, new Map([['a.example.test', fresh], ['c.example.test', stale]]), ['IPv4'], later, policy);
         assert.deepEqual(addresses, [{ address: '192.0.2.2', family: 'IPv4', ready: true }]);
-    });
-});
-
-describe('gateway resolution in the Link status', () => {
-    it('shows each name with its addresses, TTL, resolved-at and next refresh', () => {
-        const state = answered('a.example.test', ['192.0.2.1']);
-        assert.deepEqual(nameStatus(state, T0, policy), {
-            name: 'a.example.test',
-            addresses: [{ address: '192.0.2.1', family: 'IPv4', ready: true }],
-            ttlSeconds: 30,
-            resolvedAt: '2026-01-01T00:00:00.000Z',
-            nextRefreshAt: '2026-01-01T00:00:30.000Z',
-            consecutiveFailures: 0,
-        });
-    });
-
-    it('shows the last error, the failure count and since when the name is stale', () => {
-        const state = onFailure(answered('a.example.test', ['192.0.2.1']), SERVFAIL, T0 + 60_000, policy).state;
-        const status = nameStatus(state, T0 + 60_000, policy);
-        assert.deepEqual(status.lastError, SERVFAIL);
-        assert.equal(status.consecutiveFailures, 1);
-        assert.equal(status.staleSince, '2026-01-01T00:01:00.000Z');
-        assert.equal(status.resolvedAt, '2026-01-01T00:00:00.000Z');
-        assert.equal(status.nextRefreshAt, '2026-01-01T00:01:01.000Z');
     });
 });

@@ -41,7 +41,7 @@ export type {
     Transition,
 } from './name-state.js';
 export { mirrorGatewayAddresses } from './gateway-endpoints.js';
-export { nameStatus, type GatewayNameStatus } from './resolution-status.js';
+export { gatewayResolutionStatus, nameStatus, type GatewayNameStatus } from './resolution-status.js';
 export { GatewayResolver, resolutionErrorOf, type GatewayResolverOptions, type NameResolver } from './resolver.js';
 export { GatewayWatcher, systemClock, type Clock, type GatewayWatcherOptions } from './gateway-watcher.js';
 export { GatewayDnsMetrics, noGatewayDnsMetrics, type GatewayDnsObserver, type ResolutionResult } from './metrics.js';

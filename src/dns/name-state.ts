@@ -88,6 +88,7 @@ export interface NameState {
     readonly failures: number;
     /** The error of the current failure streak; cleared by a full answer. */
     readonly lastError: ResolutionError | undefined;
+    readonly lastErrorAt: number | undefined;
     /** Per family, when its current failure streak began; absent while the family answers. */
     readonly staleSince: Partial<Record<AddressType, number>>;
     /** Answers of the last resolution that were left out, with the reason. */
@@ -116,6 +117,7 @@ export function initialNameState(name: string, now: number): NameState {
         nextRefreshAt: now,
         failures: 0,
         lastError: undefined,
+        lastErrorAt: undefined,
         staleSince: {},
         dropped: [],
     };
@@ -173,6 +175,7 @@ export function onAnswer(
         nextRefreshAt: now + (partial === undefined ? ttlDelay : Math.min(ttlDelay, retryDelay(failures, policy))),
         failures,
         lastError: partial,
+        lastErrorAt: partial === undefined ? undefined : now,
         staleSince,
         dropped,
     };
@@ -196,6 +199,7 @@ export function onFailure(
         nextRefreshAt: now + retryDelay(failures, policy),
         failures,
         lastError: error,
+        lastErrorAt: now,
         staleSince,
         dropped,
     };

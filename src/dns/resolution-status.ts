@@ -1,32 +1,54 @@
-// The gateway resolution as it appears in the Link status: one entry per hostname.
-// Pure; timestamps are RFC 3339 strings because that is how status fields are read.
-import { addressesOf, type DnsPolicy, type GatewayAddress, type NameState, type ResolutionError } from './name-state.js';
+// The Link's status.gatewayResolution: one item per gatewayAddress entry, in the shape the
+// Link CRD (charts/mesh-endpoints/crds/links.yaml) declares. Pure; timestamps are RFC 3339.
+import type { GatewayEntry } from './gateway-address.js';
+import { addressesOf, type DnsPolicy, type NameState } from './name-state.js';
 
 export interface GatewayNameStatus {
+    /** The entry: an IP literal in canonical form, or the hostname lowercased, without the root dot. */
     name: string;
-    addresses: GatewayAddress[];
+    /** Published addresses, ready or not (readiness is on the slices). */
+    addresses: string[];
     /** Shortest TTL of the last good answer, in seconds, as DNS gave it (before clamping). */
     ttlSeconds?: number;
     resolvedAt?: string;
-    nextRefreshAt: string;
-    /** Set while the name is failing, in full or for one family. */
-    lastError?: ResolutionError;
-    consecutiveFailures: number;
-    /** Earliest moment a family of this name started failing, while it still fails. */
-    staleSince?: string;
+    nextRefreshAt?: string;
+    /** "CODE: detail", while the name fails in full or for one family. */
+    lastError?: string;
+    lastErrorAt?: string;
 }
 
 export function nameStatus(state: NameState, now: number, policy: DnsPolicy): GatewayNameStatus {
     const status: GatewayNameStatus = {
         name: state.name,
-        addresses: addressesOf(state, now, policy),
-        nextRefreshAt: new Date(state.nextRefreshAt).toISOString(),
-        consecutiveFailures: state.failures,
+        addresses: addressesOf(state, now, policy).map((a) => a.address),
+        nextRefreshAt: rfc3339(state.nextRefreshAt),
     };
-    if (state.ttlSeconds !== undefined) status.ttlSeconds = state.ttlSeconds;
-    if (state.resolvedAt !== undefined) status.resolvedAt = new Date(state.resolvedAt).toISOString();
-    if (state.lastError !== undefined) status.lastError = { ...state.lastError };
-    const since = Object.values(state.staleSince);
-    if (since.length > 0) status.staleSince = new Date(Math.min(...since)).toISOString();
+    // The CRD field is an int32; RFC 2181 caps TTLs there too, but a resolver may not.
+    if (state.ttlSeconds !== undefined) status.ttlSeconds = Math.min(state.ttlSeconds, 2 ** 31 - 1);
+    if (state.resolvedAt !== undefined) status.resolvedAt = rfc3339(state.resolvedAt);
+    if (state.lastError !== undefined) status.lastError = `${state.lastError.code}: ${state.lastError.message}`;
+    if (state.lastError !== undefined && state.lastErrorAt !== undefined) status.lastErrorAt = rfc3339(state.lastErrorAt);
     return status;
+}
+
+/**
+ * Every entry in spec order: a literal resolves to itself; a hostname the watcher has not
+ * reported on yet shows only its name.
+ */
+export function gatewayResolutionStatus(
+    entries: readonly GatewayEntry[],
+    states: ReadonlyMap<string, NameState>,
+    now: number,
+    policy: DnsPolicy,
+): GatewayNameStatus[] {
+    return entries.map((entry) => {
+        if (entry.kind === 'ip') return { name: entry.address, addresses: [entry.address] };
+        const state = states.get(entry.name);
+        return state === undefined ? { name: entry.name, addresses: [] } : nameStatus(state, now, policy);
+    });
+}
+
+function rfc3339(ms: number): string {
+    // Whole seconds, like every other timestamp the apiserver writes.
+    return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
