@@ -105,10 +105,13 @@ export class GatewayWatcher {
         return new Map([...this.watched].map(([name, entry]) => [name, entry.state]));
     }
 
-    /** Cancels every timer; answers still in flight are ignored. */
+    /** Cancels every timer and withdraws the names' gauges; answers still in flight are ignored. */
     stop(): void {
         this.stopped = true;
-        for (const entry of this.watched.values()) entry.cancelTimer?.();
+        for (const [name, entry] of this.watched) {
+            entry.cancelTimer?.();
+            this.metrics.forget(name);
+        }
     }
 
     private background(name: string): void {

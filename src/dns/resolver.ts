@@ -10,7 +10,7 @@ export interface NameResolver {
 }
 
 export interface GatewayResolverOptions {
-    /** "ip" or "ip:port" ("[v6]:port"); the system's servers when absent or empty. */
+    /** "ip" or "ip:port" ("[v6]:port"); the system's servers when absent or empty. A malformed entry throws. */
     servers?: readonly string[];
     /** Per-try timeout in ms (c-ares backs off between tries). */
     timeoutMs?: number;
