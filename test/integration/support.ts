@@ -1,22 +1,31 @@
 // Shared by the controller integration tests: running a controller in-process against
 // the test cluster, counting its API writes, and reading back what it wrote.
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, type ExternalWorkloadsOptions } from '../../src/externalworkloads/controller.js';
 import { EventRecorder } from '../../src/kube/events.js';
 import { newLogger, logFn } from '../../src/kube/log.js';
 import { Manager } from '../../src/kube/manager.js';
-import { KubeRest, type RequestOpts } from '../../src/kube/rest.js';
-import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../../src/kube/resources.js';
+import { ApiError, KubeRest, type RequestOpts } from '../../src/kube/rest.js';
+import { collectionPath, EndpointSlices, Events, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
+import type { KubeObject } from '../../src/kube/store.js';
 import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
-import type { TestCluster } from '../../src/testing/harness.js';
+import { eventually, type TestCluster } from '../../src/testing/harness.js';
 
 /** A client that counts what it sends, by method: the evidence for "writes nothing". */
 export class CountingRest extends KubeRest {
     readonly counts: Record<string, number> = {};
+    /** Every write the apiserver refused (Events included): the evidence for "never sends a slice it rejects". */
+    readonly rejected: RejectedWrite[] = [];
     override request<T>(method: string, path: string, o?: RequestOpts): Promise<T> {
         if (!path.includes('/events')) this.counts[method] = (this.counts[method] ?? 0) + 1;
-        return super.request<T>(method, path, o);
+        const sent = super.request<T>(method, path, o);
+        if (method === 'GET') return sent;
+        return sent.catch((err: unknown) => {
+            const api = err instanceof ApiError ? err : undefined;
+            this.rejected.push({ method, path, code: api?.code ?? 0, reason: api?.reason ?? '', message: (err as Error).message });
+            throw err;
+        });
     }
     writes(): number {
         return (this.counts.POST ?? 0) + (this.counts.PUT ?? 0) + (this.counts.DELETE ?? 0) + (this.counts.PATCH ?? 0);
@@ -125,4 +134,118 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
     const metric = await registry.getSingleMetric(name)?.get();
     const match = metric?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
     return match?.value ?? 0;
+}
+
+export interface RejectedWrite {
+    method: string;
+    path: string;
+    /** 0 for a transport failure. */
+    code: number;
+    reason: string;
+    message: string;
+}
+
+/** An object change, as a write returned it (or a deletion), that a test waits for the controller to act on. */
+export interface ObjectChange {
+    informer: 'services' | 'workloads' | 'slices';
+    namespace: string;
+    name: string;
+    /** The resourceVersion the write returned; the informer must have delivered this or later. */
+    resourceVersion?: string;
+    deleted?: boolean;
+}
+
+/**
+ * Watches a controller from outside: which informer events it has been handed and which
+ * Service syncs finished without error, on one shared clock of ticks. A test asserting an
+ * absence ("no slices") waits with `syncedAfter` for a sync that began after the controller
+ * saw the change, so it is not merely looking before the controller did anything.
+ */
+export class SyncLog {
+    private tick = 0;
+    /** informer/namespace/name → what was last delivered, at which tick. */
+    private readonly delivered = new Map<string, { tick: number; resourceVersion: bigint; deleted: boolean }>();
+    /** Service key → start tick of the latest sync that succeeded. */
+    private readonly succeeded = new Map<string, number>();
+    /** Service key → syncs that succeeded. */
+    private readonly counts = new Map<string, number>();
+
+    constructor(controller: ExternalWorkloadsController) {
+        const sync = controller.syncService.bind(controller);
+        controller.syncService = async (key: string) => {
+            const started = ++this.tick;
+            await sync(key);
+            this.succeeded.set(key, Math.max(started, this.succeeded.get(key) ?? 0));
+            this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+        };
+        const informers = { services: controller.services, workloads: controller.workloads, slices: controller.slices };
+        for (const [which, informer] of Object.entries(informers)) {
+            const seen = (obj: KubeObject, deleted: boolean) => {
+                const { namespace, name, resourceVersion } = obj.metadata ?? {};
+                this.delivered.set(`${which}/${namespace}/${name}`, { tick: ++this.tick, resourceVersion: BigInt(resourceVersion ?? 0), deleted });
+            };
+            informer.on({ add: (o) => seen(o, false), update: (_, o) => seen(o, false), delete: (o) => seen(o, true) });
+        }
+    }
+
+    /** Syncs of `namespace/name` that succeeded so far. */
+    count(key: string): number {
+        return this.counts.get(key) ?? 0;
+    }
+
+    /** Resolves once a sync of `key` that started after the controller's cache held `change` has succeeded. */
+    async syncedAfter(key: string, change: ObjectChange, timeoutMs = 15_000): Promise<void> {
+        const wanted = BigInt(change.resourceVersion ?? 0);
+        await eventually(`a sync of ${key} after ${change.informer} ${change.namespace}/${change.name} changed`, () => {
+            const seen = this.delivered.get(`${change.informer}/${change.namespace}/${change.name}`);
+            if (!seen || (change.deleted ? !seen.deleted : seen.resourceVersion < wanted)) return false;
+            return (this.succeeded.get(key) ?? 0) > seen.tick;
+        }, timeoutMs);
+    }
+}
+
+export interface EventSummary {
+    type?: string;
+    reason?: string;
+    message?: string;
+    count?: number;
+    involvedObject: { kind?: string; name?: string; uid?: string; apiVersion?: string };
+}
+
+/** The Events recorded about one object, read from the apiserver. */
+export async function eventsAbout(cluster: TestCluster, ns: string, name: string, reason?: string): Promise<EventSummary[]> {
+    const fields = [`involvedObject.name=${name}`, ...(reason ? [`reason=${reason}`] : [])];
+    const list = await cluster.admin.get<{ items: EventSummary[] }>(collectionPath(Events, ns), { fieldSelector: fields.join(',') });
+    return list.items;
+}
+
+/** A CRD with every CEL rule removed: the schema as it was before the rules existed. */
+export function withoutCelRules<T>(crd: T): T {
+    const strip = (node: unknown): unknown => {
+        if (Array.isArray(node)) return node.map(strip);
+        if (typeof node !== 'object' || node === null) return node;
+        return Object.fromEntries(
+            Object.entries(node)
+                .filter(([key]) => key !== 'x-kubernetes-validations')
+                .map(([key, value]) => [key, strip(value)]),
+        );
+    };
+    return strip(crd) as T;
+}
+
+export async function workloadUid(cluster: TestCluster, ns: string, name: string): Promise<string> {
+    const workload = await cluster.admin.get<{ metadata: { uid: string } }>(objectPath(ExternalWorkloads, ns, name));
+    return workload.metadata.uid;
+}
+
+/** Endpoints of all slices, by the workload their targetRef names. */
+export function endpointsByWorkload(slices: V1EndpointSlice[]): Map<string, V1Endpoint[]> {
+    const byName = new Map<string, V1Endpoint[]>();
+    for (const slice of slices) {
+        for (const endpoint of slice.endpoints ?? []) {
+            const name = endpoint.targetRef?.name ?? '';
+            byName.set(name, [...(byName.get(name) ?? []), endpoint]);
+        }
+    }
+    return byName;
 }
