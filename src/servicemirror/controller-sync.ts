@@ -1,0 +1,227 @@
+// Converges one mirror: the local Service `<name>-<cluster>` and its EndpointSlices, for one
+// remote Service of one Link. Reads caches, decides with the pure core (mirror.ts,
+// endpoints.ts, endpointslice/), writes through tolerant calls. Returns what happened for the
+// Link status; recording Events and status is the controller's job.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { planSlices } from '../endpointslice/reconciler.js';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import type { SliceTracker } from '../endpointslice/tracker.js';
+import type { SlicePlan } from '../endpointslice/types.js';
+import type { Informer } from '../kube/informer.js';
+import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
+import { collectionPath, objectPath, Services } from '../kube/resources.js';
+import { NotLeaderError, type SliceWriter } from '../kube/slice-writer.js';
+import type { KubeObject } from '../kube/store.js';
+import type { LinkWatch } from './controller-watch.js';
+import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
+import {
+    buildMirrorService,
+    CLUSTER_NAME_LABEL,
+    exportMode,
+    hasReadyEndpoints,
+    isMirrorOf,
+    MIRROR_SLICE_MANAGED_BY,
+    mirrorProblem,
+    mirrorServiceChanged,
+    mirrorServiceName,
+    mirrorServiceNeedsRecreate,
+} from './mirror.js';
+import type { ServiceMirrorMetrics } from './metrics.js';
+import type { MirrorOutcome } from './status.js';
+
+type LocalService = V1Service & KubeObject;
+type LocalSlice = V1EndpointSlice & KubeObject;
+
+/** The informer holds a slice older than one we wrote: planning now would undo our write. */
+export class StaleCacheError extends Error {}
+
+export interface MirrorSyncDeps {
+    rest: KubeRest;
+    writer: SliceWriter;
+    tracker: SliceTracker;
+    services: Informer<LocalService>;
+    slices: Informer<LocalSlice>;
+    namespaces: Informer<KubeObject>;
+    metrics: ServiceMirrorMetrics;
+    isLeader: () => boolean;
+    maxEndpointsPerSlice: number;
+    now?: () => number;
+}
+
+const emptyPlan = (deletes: V1EndpointSlice[]): SlicePlan => ({
+    creates: [],
+    updates: [],
+    deletes,
+    endpointsAdded: 0,
+    endpointsRemoved: 0,
+    actualSlices: 0,
+    desiredSlices: 0,
+});
+
+export class MirrorSync {
+    private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
+
+    constructor(private readonly deps: MirrorSyncDeps) {}
+
+    private guard(): void {
+        if (!this.deps.isLeader()) throw new NotLeaderError();
+    }
+
+    /**
+     * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
+     * Link status, or null when the Service is not exported (any mirror of it is gone).
+     */
+    async sync(watch: LinkWatch, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
+        const link = watch.link;
+        const cluster = link.spec.targetClusterName;
+        const remote = watch.services.store.get(namespace, remoteName);
+        const mode = remote ? exportMode(remote, link) : 'none';
+        const named = mirrorServiceName(remoteName, cluster);
+        const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
+            namespace,
+            remoteName,
+            mirrored,
+            reason,
+            message,
+            localName,
+        });
+        if ('error' in named) return mode === 'none' ? null : outcome(false, 'InvalidService', named.error);
+        const name = named.name;
+        if (mode === 'none') {
+            await this.deleteMirror(namespace, name, cluster);
+            return null;
+        }
+        const problem = mirrorProblem(remote!, link);
+        if (problem !== null) {
+            await this.deleteMirror(namespace, name, cluster);
+            return outcome(false, 'InvalidService', problem);
+        }
+        if (!this.deps.namespaces.store.get(undefined, namespace)) {
+            return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
+        }
+        const desired = buildMirrorService(remote!, link);
+        const ensured = await this.ensureService(namespace, name, desired, (svc) => isMirrorOf(svc, link));
+        if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
+        const mirror = ensured.service;
+        await this.syncSlices(watch, mirror, remoteName);
+        const where = `${namespace}/${name}`;
+        return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
+    }
+
+    /** Creates, updates or recreates the mirror Service; the stored object comes back. */
+    private async ensureService(
+        namespace: string,
+        name: string,
+        desired: V1Service,
+        ours: (svc: V1Service) => boolean,
+    ): Promise<{ service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'Error' }> {
+        const path = objectPath(Services, namespace, name);
+        let local: V1Service | undefined = this.deps.services.store.get(namespace, name);
+        if (local && !ours(local)) local = undefined;
+        if (!local) {
+            try {
+                this.guard();
+                const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query);
+                this.deps.metrics.serviceWrites.inc({ operation: 'create' });
+                return { service: created };
+            } catch (err) {
+                if (isNotFound(err)) return { reason: 'MissingNamespace', problem: `namespace ${namespace} does not exist in this cluster` };
+                if (!isAlreadyExists(err)) throw err;
+                // Our cache has not seen it yet, or it is not a mirror at all (not in our cache).
+                local = await this.deps.rest.get<V1Service>(path);
+                if (!ours(local)) {
+                    return { reason: 'Error', problem: `Service ${namespace}/${name} exists and is not a mirror of this Link; left alone` };
+                }
+            }
+        }
+        if (mirrorServiceNeedsRecreate(local, desired)) {
+            await this.deleteMirror(namespace, name, desired.metadata!.labels![CLUSTER_NAME_LABEL]!, local);
+            this.guard();
+            const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query);
+            this.deps.metrics.serviceWrites.inc({ operation: 'create' });
+            return { service: created };
+        }
+        if (!mirrorServiceChanged(local, desired)) return { service: local };
+        const spec: V1Service['spec'] = { ...local.spec, type: desired.spec?.type, ports: desired.spec?.ports };
+        delete spec.selector;
+        if (desired.spec?.ipFamilyPolicy) spec.ipFamilyPolicy = desired.spec.ipFamilyPolicy;
+        if (desired.spec?.ipFamilies) spec.ipFamilies = desired.spec.ipFamilies;
+        const updated: V1Service = {
+            ...local,
+            metadata: { ...local.metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations },
+            spec,
+        };
+        this.guard();
+        // resourceVersion rides along: a conflict means someone wrote since our read; retried.
+        const stored = await this.deps.rest.replace<V1Service>(path, updated, this.query);
+        this.deps.metrics.serviceWrites.inc({ operation: 'update' });
+        return { service: stored };
+    }
+
+    private async syncSlices(watch: LinkWatch, mirror: V1Service, remoteName: string): Promise<void> {
+        const { namespace, name, uid, labels } = mirror.metadata!;
+        const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
+        const existing = this.deps.slices.store.byLabel(LABEL_SERVICE_NAME, owner.name, owner.namespace);
+        if (this.deps.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
+        const now = (this.deps.now ?? Date.now)();
+        const groups = desiredMirrorGroups({
+            mirror,
+            link: watch.link,
+            gatewayAddresses: watch.gatewayAddresses(mirrorAddressTypes(mirror), now),
+            remoteHasReadyEndpoints: hasReadyEndpoints(watch.slices.store.byLabel(LABEL_SERVICE_NAME, remoteName, owner.namespace)),
+            gatewayAlive: watch.gatewayAlive,
+        });
+        const plan = planSlices({
+            owner,
+            addressTypes: groups.addressTypes,
+            desired: groups.groups,
+            existing,
+            maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
+            managedBy: MIRROR_SLICE_MANAGED_BY,
+            extraLabels: groups.extraLabels,
+            annotations: groups.annotations,
+        });
+        await this.deps.writer.apply(plan);
+    }
+
+    /**
+     * Deletes the mirror's slices, then the mirror Service. Slices go first and explicitly:
+     * garbage collection may be slow or (in a bare control plane) absent, and a slice of a
+     * deleted mirror would keep routing to the gateway. Only objects labelled with this
+     * cluster name are touched.
+     */
+    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void> {
+        const slices = this.deps.slices.store
+            .byLabel(LABEL_SERVICE_NAME, name, namespace)
+            .filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
+        const local = known ?? this.deps.services.store.get(namespace, name);
+        const isOurs = local?.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster;
+        // A slice we just created may not be in the cache yet; deleting now would leave it behind.
+        const uid = local?.metadata?.uid;
+        if (uid && this.deps.tracker.staleSlices({ namespace, name, uid }, slices)) {
+            throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
+        }
+        if (slices.length > 0) await this.deps.writer.apply(emptyPlan(slices));
+        if (!local || !isOurs) return;
+        this.guard();
+        await this.deps.rest
+            .delete(objectPath(Services, namespace, name), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined })
+            .then(
+                () => this.deps.metrics.serviceWrites.inc({ operation: 'delete' }),
+                (err: unknown) => {
+                    if (!isNotFound(err)) throw err;
+                },
+            );
+        this.deps.tracker.deleteService(namespace, name);
+    }
+
+    /** Every mirror and slice of one cluster name: its Link is gone. */
+    async deleteClusterMirrors(cluster: string): Promise<number> {
+        const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster);
+        for (const svc of services) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
+        // Slices whose Service is already gone.
+        const leftover = this.deps.slices.store.byLabel(CLUSTER_NAME_LABEL, cluster);
+        if (leftover.length > 0) await this.deps.writer.apply(emptyPlan(leftover));
+        return services.length;
+    }
+}

@@ -1,0 +1,322 @@
+// servicemirror/: mirrors the exported Services of remote clusters, one Link per remote, as
+// local Services with EndpointSlices pointing at each remote's gateway. It owns the Link
+// lifecycle (a LinkWatch per Link), the mirror Services and their slices (managed-by
+// service-mirror.mesh-endpoints.io), the Link status and Events. It must not write to a
+// remote cluster, touch a local object without its cluster-name label, or resolve names
+// itself (src/dns/ does). The pure core is link.ts, mirror.ts, endpoints.ts and status.ts.
+//
+// Data flows one way: informer, DNS and probe events → keys in one queue → a sync per key:
+//   watch/<link>            start, restart or stop that Link's LinkWatch
+//   mirror/<link>/<ns>/<n>  converge the mirror of remote Service ns/n (controller-sync.ts)
+//   status/<link>           write the Link status if it changed (controller-status.ts)
+//   unlink/<cluster>        delete every mirror of a cluster no Link serves any more
+import type { KubeConfig, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { SliceTracker } from '../endpointslice/tracker.js';
+import { addressesOf, DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import type { EventSink } from '../kube/events.js';
+import { Informer } from '../kube/informer.js';
+import { logFn, type Logger } from '../kube/log.js';
+import type { Runnable } from '../kube/manager.js';
+import { controllerRateLimiter } from '../kube/ratelimit.js';
+import type { KubeRest } from '../kube/rest.js';
+import { EndpointSlices, Links, Namespaces, Services } from '../kube/resources.js';
+import { NotLeaderError, SliceWriter } from '../kube/slice-writer.js';
+import type { KubeObject } from '../kube/store.js';
+import { runWorkers, WorkQueue } from '../kube/workqueue.js';
+import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { LinkStatusBook } from './controller-status.js';
+import { MirrorSync, StaleCacheError } from './controller-sync.js';
+import { LinkWatch } from './controller-watch.js';
+import { LinkLifecycle } from './controller-links.js';
+import { gatewayNameEvents, nameReport, probeEvent, type LinkEvent, type NameReport } from './gateway-events.js';
+import type { LinkStatus } from './link.js';
+import { CLUSTER_NAME_LABEL, exportMode, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, remoteServiceName } from './mirror.js';
+import { ServiceMirrorMetrics } from './metrics.js';
+import type { ProbeAddressOverride } from './probe.js';
+
+export const LEASE_NAME = 'mesh-endpoints-service-mirror';
+
+export interface ServiceMirrorOptions {
+    rest: KubeRest;
+    logger: Logger;
+    registry: Registry;
+    queueMetrics: WorkQueueMetrics;
+    events: EventSink;
+    isLeader: () => boolean;
+    /** Namespace of the Links (and their credentials Secrets) this process serves. */
+    namespace: string;
+    /** "host:port" DNS servers for gateway names; the system's when absent. */
+    dnsServers?: string[];
+    dnsPolicy?: Partial<DnsPolicy>;
+    /** Per-try DNS timeout and tries (c-ares); a black-holed server fails after about their product. */
+    dnsTimeoutMs?: number;
+    dnsTries?: number;
+    probeAddressOverride?: ProbeAddressOverride;
+    maxEndpointsPerSlice?: number;
+    workers?: number;
+    /** Retry of a Link that cannot be served yet (missing Secret, unreadable kubeconfig). */
+    linkRetryMs?: number;
+    /** Changes within this window produce one Link status write. */
+    statusDelayMs?: number;
+    newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
+    resyncMs?: number;
+}
+
+type LocalService = V1Service & KubeObject;
+type LocalSlice = V1EndpointSlice & KubeObject;
+type Key = string;
+
+export const mirrorKey = (link: string, namespace: string, name: string): Key => `mirror/${link}/${namespace}/${name}`;
+
+export class ServiceMirrorController implements Runnable {
+    readonly name = 'service-mirror';
+    readonly links: Informer<KubeObject & { status?: LinkStatus }>;
+    readonly services: Informer<LocalService>;
+    readonly slices: Informer<LocalSlice>;
+    readonly namespaces: Informer<KubeObject>;
+    readonly informers: Informer<KubeObject>[];
+    readonly metrics: ServiceMirrorMetrics;
+    readonly policy: DnsPolicy;
+    private readonly tracker = new SliceTracker();
+    private readonly mirrors: MirrorSync;
+    private readonly status: LinkStatusBook;
+    private readonly lifecycle: LinkLifecycle;
+    /** Per Link, what was last told about each gateway name (for change Events). */
+    private readonly reports = new Map<string, Map<string, NameReport>>();
+    private readonly log: Logger;
+    private queue: WorkQueue<Key> | undefined;
+    private workers: Promise<void> | undefined;
+
+    constructor(private readonly opts: ServiceMirrorOptions) {
+        this.log = opts.logger.child({ controller: this.name });
+        this.policy = { ...DEFAULT_DNS_POLICY, ...opts.dnsPolicy };
+        const log = logFn(this.log);
+        const common = { resyncMs: opts.resyncMs, log };
+        this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
+        this.services = new Informer(opts.rest, { resource: Services, labelSelector: `${MIRRORED_SERVICE_LABEL}=true`, ...common });
+        this.services.store.indexLabel(CLUSTER_NAME_LABEL);
+        this.slices = new Informer(opts.rest, { resource: EndpointSlices, labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}`, ...common });
+        this.slices.store.indexLabel(LABEL_SERVICE_NAME);
+        this.slices.store.indexLabel(CLUSTER_NAME_LABEL);
+        this.namespaces = new Informer(opts.rest, { resource: Namespaces, ...common });
+        this.informers = [this.links, this.services, this.slices, this.namespaces];
+        this.metrics = new ServiceMirrorMetrics(opts.registry);
+        const writer = new SliceWriter({
+            rest: opts.rest,
+            tracker: this.tracker,
+            isLeader: opts.isLeader,
+            fieldManager: MIRROR_SLICE_MANAGED_BY,
+            changes: this.metrics.sliceWrites,
+        });
+        this.mirrors = new MirrorSync({
+            rest: opts.rest,
+            writer,
+            tracker: this.tracker,
+            services: this.services,
+            slices: this.slices,
+            namespaces: this.namespaces,
+            metrics: this.metrics,
+            isLeader: opts.isLeader,
+            maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
+        });
+        this.status = new LinkStatusBook({
+            rest: opts.rest,
+            links: this.links,
+            namespace: opts.namespace,
+            isLeader: opts.isLeader,
+            metrics: this.metrics,
+            policy: this.policy,
+            statusChanged: (link) => this.queue?.addAfter(`status/${link}`, opts.statusDelayMs ?? 500),
+            event: (link, event) => this.event(link, event),
+        });
+        this.lifecycle = new LinkLifecycle({
+            links: this.links,
+            namespace: opts.namespace,
+            mirrors: this.mirrors,
+            metrics: this.metrics,
+            logger: this.log,
+            event: (link, event) => this.event(link, event),
+            watchDeps: {
+                localRest: opts.rest,
+                newRemoteRest: opts.newRemoteRest,
+                dnsServers: opts.dnsServers,
+                dnsTimeoutMs: opts.dnsTimeoutMs,
+                dnsTries: opts.dnsTries,
+                dnsPolicy: this.policy,
+                probeOverride: opts.probeAddressOverride,
+                metrics: this.metrics,
+                logger: this.log,
+            },
+            hooks: (link) => ({
+                remoteServiceChanged: (ns, name) => this.queue?.add(mirrorKey(link, ns, name)),
+                synced: () => this.enqueueLink(link, true),
+                gatewayNameChanged: (name, state) => this.onGatewayName(link, name, state),
+                livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
+            }),
+            forget: (link) => {
+                this.status.forget(link);
+                this.reports.delete(link);
+            },
+            retry: (key, ms) => this.queue?.addAfter(key, ms),
+            unlink: (cluster) => this.queue?.add(`unlink/${cluster}`),
+            retryMs: opts.linkRetryMs ?? 10_000,
+        });
+        this.registerHandlers();
+    }
+
+    /** The running watch of a Link, for tests and diagnostics. */
+    watchOf(link: string): LinkWatch | undefined {
+        return this.lifecycle.get(link);
+    }
+
+    private registerHandlers(): void {
+        const watchLink = (obj: KubeObject) => this.queue?.add(`watch/${obj.metadata!.name!}`);
+        this.links.on({
+            add: watchLink,
+            // Status writes (ours included) come back as updates: only a spec change matters.
+            update: (old, obj) => {
+                const spec = (o: KubeObject) => JSON.stringify((o as { spec?: unknown }).spec);
+                if (spec(old) !== spec(obj) || old.metadata?.uid !== obj.metadata?.uid) watchLink(obj);
+            },
+            delete: watchLink,
+        });
+
+        // Our mirrors: someone else's edit or delete is undone by the sync of their remote Service.
+        const mirrorOf = (obj: KubeObject, serviceName: string | undefined) => {
+            const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
+            const watch = cluster ? this.lifecycle.forCluster(cluster) : undefined;
+            const remote = serviceName && cluster ? remoteServiceName(serviceName, cluster) : null;
+            return watch && remote ? mirrorKey(watch.link.metadata.name, obj.metadata!.namespace!, remote) : undefined;
+        };
+        const service = (svc: LocalService) => {
+            const key = mirrorOf(svc, svc.metadata?.name);
+            if (key) this.queue?.add(key);
+        };
+        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
+
+        // The tracker tells the echo of our own slice writes from someone else's change.
+        const sliceKey = (slice: LocalSlice) => mirrorOf(slice, slice.metadata?.labels?.[LABEL_SERVICE_NAME]);
+        const later = (key: Key | undefined) => key && this.queue?.addAfter(key, 500);
+        this.slices.on({
+            add: (slice) => this.tracker.shouldSync(slice) && later(sliceKey(slice)),
+            update: (_, slice) => this.tracker.shouldSync(slice) && later(sliceKey(slice)),
+            delete: (slice) => !this.tracker.handleDeletion(slice) && later(sliceKey(slice)),
+        });
+
+        // A mirror skipped for want of its namespace is created once the namespace appears.
+        this.namespaces.on({
+            add: (ns) => {
+                for (const watch of this.lifecycle.all()) {
+                    if (!watch.synced) continue;
+                    for (const svc of watch.services.store.list(ns.metadata!.name)) {
+                        this.queue?.add(mirrorKey(watch.link.metadata.name, svc.metadata!.namespace!, svc.metadata!.name!));
+                    }
+                }
+            },
+        });
+    }
+
+    /** Queues the mirrors of a Link: every remote Service and local mirror (all), or the gateway-mode ones. */
+    private enqueueLink(link: string, all: boolean): void {
+        const watch = this.lifecycle.get(link);
+        if (!watch?.synced) return;
+        for (const svc of watch.services.store.list()) {
+            if (all || exportMode(svc, watch.link) === 'mirror') this.queue?.add(mirrorKey(link, svc.metadata!.namespace!, svc.metadata!.name!));
+        }
+        if (all) {
+            const cluster = watch.link.spec.targetClusterName;
+            for (const local of this.services.store.byLabel(CLUSTER_NAME_LABEL, cluster)) {
+                const remote = remoteServiceName(local.metadata!.name!, cluster);
+                if (remote) this.queue?.add(mirrorKey(link, local.metadata!.namespace!, remote));
+            }
+            this.queue?.add(`status/${link}`);
+        }
+    }
+
+    private onGatewayName(link: string, name: string, state: NameState): void {
+        let reports = this.reports.get(link);
+        if (!reports) this.reports.set(link, (reports = new Map()));
+        const report = nameReport(state, addressesOf(state, Date.now(), this.policy));
+        for (const event of gatewayNameEvents(reports.get(name), report, state, this.policy.staleWindowMs)) this.event(link, event);
+        reports.set(name, report);
+        // Only slices whose content changes are written: planSlices compares each one.
+        this.enqueueLink(link, false);
+        this.queue?.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
+    }
+
+    private onLiveness(link: string, alive: boolean, detail: string): void {
+        const watch = this.lifecycle.get(link);
+        this.event(link, probeEvent(alive, detail, watch?.link.probe?.failureThreshold ?? 0));
+        this.enqueueLink(link, false);
+    }
+
+    private event(link: string, event: LinkEvent): void {
+        const obj = this.links.store.get(this.opts.namespace, link);
+        if (obj) this.opts.events.record(obj, event.type, event.reason, event.message);
+    }
+
+    startLeading(): void {
+        // What we tracked as a previous leader may have been changed by another since.
+        this.tracker.reset();
+        const queue = new WorkQueue<Key>({
+            name: this.name,
+            metrics: this.opts.queueMetrics,
+            rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
+        });
+        this.queue = queue;
+        for (const link of this.links.store.list()) queue.add(`watch/${link.metadata!.name!}`);
+        this.workers = runWorkers(queue, this.opts.workers ?? 2, (key) => this.sync(key), (failure) => {
+            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
+            this.log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
+        });
+    }
+
+    /** Stops taking work and every remote watch; mirrors stay as they are for the next leader. */
+    async stopLeading(): Promise<void> {
+        const [queue, workers] = [this.queue, this.workers];
+        this.queue = undefined;
+        this.workers = undefined;
+        if (queue) {
+            await queue.shutDownWithDrain();
+            await workers;
+        }
+        await this.lifecycle.stopAll();
+    }
+
+    async sync(key: Key): Promise<void> {
+        const [kind, link = '', namespace = '', name = ''] = key.split('/');
+        try {
+            switch (kind) {
+                case 'watch':
+                    return await this.lifecycle.sync(link);
+                case 'unlink':
+                    return await this.lifecycle.unlink(link);
+                case 'status': {
+                    const watch = this.lifecycle.get(link);
+                    if (watch) await this.status.write(watch);
+                    return;
+                }
+                case 'mirror':
+                    return await this.syncMirror(link, namespace, name);
+            }
+        } catch (err) {
+            if (err instanceof NotLeaderError) return; // the new leader owns this now
+            throw err;
+        }
+    }
+
+    private async syncMirror(link: string, namespace: string, name: string): Promise<void> {
+        const watch = this.lifecycle.get(link);
+        if (!watch?.synced) return; // queued again once its remote caches have synced
+        try {
+            const outcome = await this.mirrors.sync(watch, namespace, name);
+            if (this.lifecycle.get(link) === watch) this.status.record(watch, outcome, `${namespace}/${name}`);
+            this.metrics.syncs.inc({ result: 'success' });
+        } catch (err) {
+            if (!(err instanceof NotLeaderError)) this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
+            throw err;
+        }
+    }
+}

@@ -1,0 +1,111 @@
+// The Link status the service mirror writes: one Mirrored condition per exported remote
+// Service (Linkerd's shape) and how each gateway name resolved (our addition). Pure: the
+// controller decides when to build it and writes it only when it differs from what is stored.
+import type { GatewayEntry } from '../dns/gateway-address.js';
+import { addressesOf, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import { gatewayResolutionStatus } from '../dns/resolution-status.js';
+import type { GatewayResolutionStatus, LinkStatus, ServiceStatus } from './link.js';
+
+/** Linkerd's is linkerd.io/service-mirror; ours says which controller wrote the entry. */
+export const STATUS_CONTROLLER_NAME = 'mesh-endpoints.io/service-mirror';
+export const MIRRORED_CONDITION = 'Mirrored';
+
+export type MirrorReason = 'Mirrored' | 'InvalidService' | 'MissingNamespace' | 'Error';
+
+export interface MirrorOutcome {
+    namespace: string;
+    remoteName: string;
+    mirrored: boolean;
+    reason: MirrorReason;
+    message: string;
+    /** The mirror Service, once it exists. */
+    localName?: string;
+}
+
+/** RFC 3339 with seconds, the precision of metav1.Time. */
+export function rfc3339(ms: number): string {
+    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * The status entry for one remote Service. The transition time is kept from `previous` while
+ * the condition's status stays the same, so a resync does not rewrite the Link.
+ * remoteRef/localRef are written in the CRD's defaulted form (group core, kind Service) so
+ * that what we compare is what the apiserver stores.
+ */
+export function mirrorServiceStatus(outcome: MirrorOutcome, previous: ServiceStatus | undefined, now: number): ServiceStatus {
+    const status = outcome.mirrored ? 'True' : 'False';
+    const old = previous?.conditions?.find((c) => c.type === MIRRORED_CONDITION);
+    const condition: NonNullable<ServiceStatus['conditions']>[number] = {
+        type: MIRRORED_CONDITION,
+        status,
+        lastTransitionTime: old && old.status === status ? old.lastTransitionTime : rfc3339(now),
+        reason: outcome.reason,
+        message: outcome.message,
+    };
+    if (outcome.localName) condition.localRef = { group: 'core', kind: 'Service', name: outcome.localName, namespace: outcome.namespace };
+    return {
+        controllerName: STATUS_CONTROLLER_NAME,
+        remoteRef: { group: 'core', kind: 'Service', name: outcome.remoteName, namespace: outcome.namespace },
+        conditions: [condition],
+    };
+}
+
+/** Same entry, transition time aside: whether an outcome is news. */
+export function sameServiceStatus(a: ServiceStatus | undefined, b: ServiceStatus | undefined): boolean {
+    const strip = (s: ServiceStatus | undefined) =>
+        s && canonicalJson({ ...s, conditions: s.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
+    return strip(a) === strip(b);
+}
+
+/**
+ * src/dns/'s entries (one per gatewayAddress part, in the order written), with one addition: a
+ * name whose addresses lost readiness says so in lastError, the one free-text field, since the
+ * CRD has no readiness field and a user reading the status must see that mirrors are down.
+ */
+export function gatewayResolution(
+    entries: readonly GatewayEntry[],
+    states: ReadonlyMap<string, NameState>,
+    now: number,
+    policy: DnsPolicy,
+): GatewayResolutionStatus[] {
+    return gatewayResolutionStatus(entries, states, now, policy).map((entry) => {
+        const state = states.get(entry.name);
+        const notReady = state ? addressesOf(state, now, policy).filter((a) => !a.ready) : [];
+        if (entry.lastError === undefined || notReady.length === 0) return entry;
+        const list = notReady.map((a) => a.address).join(', ');
+        return { ...entry, lastError: `${entry.lastError}; failing for longer than the stale window, so ${list} not ready` };
+    });
+}
+
+/** The status to write: mirror entries sorted by namespace and name, so order is stable. */
+export function desiredLinkStatus(mirrorServices: Iterable<ServiceStatus>, gatewayResolution: GatewayResolutionStatus[] | undefined): LinkStatus {
+    const sorted = [...mirrorServices].sort((a, b) => {
+        const ka = `${a.remoteRef.namespace}/${a.remoteRef.name}`;
+        const kb = `${b.remoteRef.namespace}/${b.remoteRef.name}`;
+        return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+    const status: LinkStatus = { mirrorServices: sorted };
+    if (gatewayResolution !== undefined && gatewayResolution.length > 0) status.gatewayResolution = gatewayResolution;
+    return status;
+}
+
+/** Whether writing `desired` would change the fields of `current` we own (federatedServices is not ours). */
+export function linkStatusDiffers(current: unknown, desired: LinkStatus): boolean {
+    const have = (current ?? {}) as LinkStatus;
+    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: s.gatewayResolution ?? [] });
+    return pick(have) !== pick(desired);
+}
+
+/** A JSON merge patch that sets our fields and removes gatewayResolution when we have none. */
+export function linkStatusPatch(desired: LinkStatus): { status: Record<string, unknown> } {
+    return { status: { mirrorServices: desired.mirrorServices ?? [], gatewayResolution: desired.gatewayResolution ?? null } };
+}
+
+/** JSON with object keys sorted and undefined dropped: the apiserver re-orders keys of custom resources. */
+export function canonicalJson(value: unknown): string {
+    return JSON.stringify(value, (_key, v: unknown) => {
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+        return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    });
+}
