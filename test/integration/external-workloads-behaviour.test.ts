@@ -78,6 +78,15 @@ describe('which Services get slices', () => {
         assert.deepEqual(await slicesOf(cluster, ns, 'alias'), []);
     });
 
+    it('a Service that becomes ExternalName loses its slices', async () => {
+        const ns = await cluster.namespace();
+        await createWorkloads(ns, { name: 'vm-1', ips: ['192.0.2.1'] });
+        await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [httpPort] } });
+        await slicesWhen(ns, 'web', 'vm-1 published', (s) => addressesOf(s).join() === '192.0.2.1');
+        await cluster.admin.mergePatch(objectPath(Services, ns, 'web'), { spec: { type: 'ExternalName', externalName: 'web.example.org' } });
+        await slicesWhen(ns, 'web', 'the slices of an ExternalName Service deleted', (s) => s.length === 0);
+    });
+
     it('a Service pending deletion loses its slices and gets no new ones', async () => {
         const ns = await cluster.namespace();
         const finalizer = 'test.mesh-endpoints.io/hold';
@@ -166,6 +175,18 @@ describe('address families', () => {
         assert.equal(dual.length, 2);
         assert.equal(dual[0]!.targetRef?.uid, await workloadUid(cluster, ns, 'dual'));
         assert.deepEqual(dual[0]!.targetRef, dual[1]!.targetRef);
+    });
+    it('a dual-stack Service made single-stack loses its slices of the family it dropped', async () => {
+        const ns = await cluster.namespace();
+        await createWorkloads(ns, ...mixedFamilies);
+        await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ipFamilyPolicy: 'RequireDualStack', ports: [httpPort] } });
+        const before = await slicesWhen(ns, 'web', 'four endpoints', (s) => addressesOf(s).length === 4);
+        const svc = await cluster.admin.get<V1Service>(objectPath(Services, ns, 'web'));
+        await cluster.admin.mergePatch(objectPath(Services, ns, 'web'), {
+            spec: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'], clusterIPs: [svc.spec!.clusterIP] },
+        });
+        const slices = await slicesWhen(ns, 'web', 'only the IPv4 slice left', (s) => s.length === 1 && s[0]!.addressType === 'IPv4');
+        assert.deepEqual(slices, byType(before, 'IPv4'), 'the IPv4 slice is not rewritten');
     });
 });
 

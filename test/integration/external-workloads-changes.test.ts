@@ -90,6 +90,21 @@ describe('workloads leaving', () => {
         await slicesWhen(ns, 'web', 'the emptied slice deleted', (s) => s.length === 0);
     });
 
+    it('a workload whose labels change moves from the Service it left to the Service it now matches', async () => {
+        const { ns } = await published({ name: 'vm-1', ips: ['192.0.2.1'] }, { name: 'vm-2', ips: ['192.0.2.2'] });
+        await createService(cluster, ns, { ...web, metadata: { name: 'api' }, spec: { ...web.spec, selector: { app: 'api' } } });
+        await cluster.admin.mergePatch(objectPath(ExternalWorkloads, ns, 'vm-1'), { metadata: { labels: { app: 'api' } } });
+        await slicesWhen(ns, 'api', 'vm-1 in api', (s) => addressesOf(s).join() === '192.0.2.1');
+        await slicesWhen(ns, 'web', 'only vm-2 in web', (s) => addressesOf(s).join() === '192.0.2.2');
+    });
+
+    it('a workload’s changed address replaces its old one, in the same slice', async () => {
+        const { ns, slices: before } = await published({ name: 'vm-1', ips: ['192.0.2.1'] }, { name: 'vm-2', ips: ['192.0.2.2'] });
+        await cluster.admin.mergePatch(objectPath(ExternalWorkloads, ns, 'vm-1'), { spec: { workloadIPs: [{ ip: '192.0.2.11' }] } });
+        const slices = await slicesWhen(ns, 'web', 'the new address', (s) => addressesOf(s).join() === '192.0.2.11,192.0.2.2');
+        assert.deepEqual(slices.map((s) => s.metadata?.uid), before.map((s) => s.metadata?.uid));
+    });
+
     it('a deleted workload disappears from the slices', async () => {
         const { ns, slices: before } = await published({ name: 'vm-1', ips: ['192.0.2.1'] }, { name: 'vm-2', ips: ['192.0.2.2'] });
         await cluster.admin.delete(objectPath(ExternalWorkloads, ns, 'vm-1'));
@@ -101,6 +116,16 @@ describe('workloads leaving', () => {
         const { ns } = await published({ name: 'vm-1', ips: ['192.0.2.1'] });
         await cluster.admin.delete(objectPath(Services, ns, 'web'));
         await slicesWhen(ns, 'web', 'the slices of the deleted Service gone', (s) => s.length === 0);
+    });
+    it('a Service deleted and recreated under the same name gets slices owned by the new one', async () => {
+        const { ns, slices: before } = await published({ name: 'vm-1', ips: ['192.0.2.1'] });
+        await cluster.admin.delete(objectPath(Services, ns, 'web'));
+        const recreated = await createService(cluster, ns, web);
+        const slices = await slicesWhen(ns, 'web', 'a slice owned by the new Service', (s) =>
+            s.length === 1 && s[0]!.metadata?.ownerReferences?.[0]?.uid === recreated.metadata?.uid,
+        );
+        assert.notEqual(slices[0]!.metadata?.uid, before[0]!.metadata?.uid);
+        assert.deepEqual(addressesOf(slices), ['192.0.2.1']);
     });
 });
 
