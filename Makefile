@@ -32,10 +32,10 @@ unit: deps
 	$(NODE_TEST) $(UNIT_TESTS)
 
 # Test files run one at a time: each starts its own local cluster, and the machine
-# has two cores. A trap brings down any cluster a killed run left behind.
+# has two cores. A trap brings down any test cluster whose test process is gone.
 integration: deps control-plane
 	@echo "==> integration tests against a real kube-apiserver + etcd"
-	@trap 'npx tsx src/testing/cluster-cli.ts down --all >/dev/null 2>&1 || true' EXIT; \
+	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)
 
 test: typecheck unit integration

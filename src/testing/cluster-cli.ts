@@ -1,6 +1,6 @@
 // `npm run --silent cluster -- up|down|restart-apiserver|list NAME`: the local control
 // plane from the command line. `up` prints the kubeconfig path as its last stdout line.
-import { down, listClusters, restartApiserver, up } from './cluster.js';
+import { down, listClusters, orphanClusters, restartApiserver, up } from './cluster.js';
 
 async function main(argv: string[]): Promise<void> {
     const [verb, name] = argv;
@@ -13,12 +13,12 @@ async function main(argv: string[]): Promise<void> {
             return;
         }
         case 'down':
-            if (name === '--all') {
-                for (const each of listClusters()) await down(each);
+            if (name === '--all' || name === '--orphans') {
+                for (const each of name === '--all' ? listClusters() : orphanClusters()) await down(each);
             } else if (name) {
                 await down(name);
             } else {
-                throw new Error('usage: cluster down NAME|--all');
+                throw new Error('usage: cluster down NAME|--all|--orphans');
             }
             return;
         case 'restart-apiserver':
@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<void> {
             for (const each of listClusters()) process.stdout.write(`${each}\n`);
             return;
         default:
-            throw new Error('usage: cluster up NAME | down NAME|--all | restart-apiserver NAME | list');
+            throw new Error('usage: cluster up NAME | down NAME|--all|--orphans | restart-apiserver NAME | list');
     }
 }
 

@@ -26,6 +26,8 @@ export interface ClusterState {
     etcdPid: number;
     apiserverPid: number;
     kubeconfig: string;
+    /** The test process this cluster belongs to; it is an orphan once that process is gone. */
+    ownerPid?: number;
 }
 
 export function clustersRoot(): string {
@@ -207,7 +209,7 @@ export function kubeconfigForToken(state: ClusterState, user: string, token: str
 }
 
 /** Starts cluster `name`, or returns the running one. */
-export async function up(name: string): Promise<ClusterState> {
+export async function up(name: string, ownerPid?: number): Promise<ClusterState> {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 40) {
         throw new Error(`cluster name "${name}" must be a DNS label of at most 40 characters`);
     }
@@ -254,6 +256,7 @@ export async function up(name: string): Promise<ClusterState> {
         etcdPid,
         apiserverPid: 0,
         kubeconfig: join(dir, 'kubeconfig'),
+        ownerPid,
     };
     // Written before waiting, so a failed start can still be brought down.
     writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
@@ -290,6 +293,14 @@ export async function restartApiserver(name: string, pausedMs = 0): Promise<Clus
     state.apiserverPid = await startApiserver(await controlPlaneBinaries(), state);
     writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
     return state;
+}
+
+/** Clusters started for a test process that no longer runs. */
+export function orphanClusters(): string[] {
+    return listClusters().filter((name) => {
+        const owner = readState(name)?.ownerPid;
+        return owner !== undefined && !isAlive(owner);
+    });
 }
 
 export function listClusters(): string[] {

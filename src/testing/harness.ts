@@ -45,7 +45,7 @@ export function kubeConfigFor(state: ClusterState, server = state.server): KubeC
 export async function startTestCluster(prefix: string): Promise<TestCluster> {
     const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
     watchdog(name);
-    const state = await up(name);
+    const state = await up(name, process.pid);
     const admin = new KubeRest(kubeConfigFor(state));
     after(async () => {
         admin.close();
