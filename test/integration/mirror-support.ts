@@ -1,0 +1,244 @@
+// Shared by the service-mirror integration tests: two real clusters (local and remote), a real
+// DNS server on loopback, the controller in-process with a client that records its writes, and
+// helpers to create remote Services, Links and read back mirrors, slices, Events and status.
+// Every probe goes to 127.0.0.1 (the probe address override is always set): the documentation
+// addresses in objects (192.0.2.x, 2001:db8::) are never connected to.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { after } from 'node:test';
+import { Registry } from 'prom-client';
+import { EventRecorder } from '../../src/kube/events.js';
+import { logFn, newLogger } from '../../src/kube/log.js';
+import { Manager } from '../../src/kube/manager.js';
+import type { RequestOpts } from '../../src/kube/rest.js';
+import { collectionPath, EndpointSlices, Events, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
+import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
+import { ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
+import type { LinkStatus } from '../../src/servicemirror/link.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
+import { MirrorRest } from '../../src/servicemirror/mirror-rest.js';
+import { installCrds } from '../../src/testing/crds.js';
+import { TestDnsServer } from '../../src/testing/dns-server.js';
+import { startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+
+/** A client that remembers every write it sends (Events aside): the evidence for "writes nothing". */
+export class RecordingRest extends MirrorRest {
+    readonly writes: { method: string; path: string; at: number }[] = [];
+    override request<T>(method: string, path: string, o?: RequestOpts): Promise<T> {
+        if (method !== 'GET' && !path.includes('/events')) this.writes.push({ method, path, at: Date.now() });
+        return super.request<T>(method, path, o);
+    }
+    writesMatching(...fragments: string[]): { method: string; path: string; at: number }[] {
+        return this.writes.filter((w) => fragments.some((f) => w.path.includes(f)));
+    }
+}
+
+export interface MirrorEnv {
+    local: TestCluster;
+    remote: TestCluster;
+    dns: TestDnsServer;
+}
+
+/** Call at the top level of a test file: both clusters (with the Link CRD locally) and the DNS server. */
+export async function startMirrorEnv(prefix: string): Promise<MirrorEnv> {
+    const [local, remote, dns] = await Promise.all([startTestCluster(`${prefix}-l`), startTestCluster(`${prefix}-r`), TestDnsServer.start()]);
+    after(() => dns.close());
+    await installCrds(local.admin);
+    return { local, remote, dns };
+}
+
+export interface RunningMirror {
+    controller: ServiceMirrorController;
+    manager: Manager;
+    rest: RecordingRest;
+    registry: Registry;
+    namespace: string;
+    stop(): Promise<void>;
+}
+
+/** Test DNS policy: small enough to see refreshes, failures and the stale window within seconds. */
+export const TEST_DNS = { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000 };
+
+export async function runServiceMirror(env: MirrorEnv, namespace: string, opts: Partial<ServiceMirrorOptions> = {}): Promise<RunningMirror> {
+    const rest = new RecordingRest(env.local.kubeConfig());
+    const logger = newLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+    const registry = new Registry();
+    const manager = new Manager({ rest, logger, registry });
+    const controller = new ServiceMirrorController({
+        rest,
+        logger,
+        registry,
+        queueMetrics: new WorkQueueMetrics(registry, 'mesh_endpoints'),
+        // No de-duplication window: tests look for every Event.
+        events: new EventRecorder(rest, 'mesh-endpoints-service-mirror', logFn(logger), 0),
+        isLeader: manager.isLeader,
+        namespace,
+        dnsServers: [env.dns.address],
+        dnsPolicy: TEST_DNS,
+        dnsTimeoutMs: 300,
+        dnsTries: 1,
+        probeAddressOverride: { host: '127.0.0.1' },
+        linkRetryMs: 500,
+        statusDelayMs: 200,
+        ...opts,
+    });
+    manager.add(controller);
+    await manager.start();
+    return { controller, manager, rest, registry, namespace, stop: () => manager.stop() };
+}
+
+/** The same namespace on both clusters, as mirroring expects. */
+export async function pairedNamespace(env: MirrorEnv, prefix = 'app'): Promise<string> {
+    const ns = await env.remote.namespace(prefix);
+    await env.local.admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
+    return ns;
+}
+
+export interface RemoteServiceSpec {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ports?: { name?: string; port: number; protocol?: string }[];
+    families?: ('IPv4' | 'IPv6')[];
+    /** Ready endpoints in the remote's EndpointSlice; 'none' makes no slice at all. */
+    endpoints?: 'ready' | 'not-ready' | 'none';
+}
+
+export const EXPORTED = { 'mirror.linkerd.io/exported': 'true' };
+
+export async function createRemoteService(env: MirrorEnv, ns: string, name: string, spec: RemoteServiceSpec = {}): Promise<V1Service> {
+    const families = spec.families;
+    const svc = await env.remote.admin.create<V1Service>(collectionPath(Services, ns), {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, labels: spec.labels ?? EXPORTED, annotations: spec.annotations },
+        spec: {
+            ports: spec.ports ?? [{ name: 'http', port: 80 }],
+            ...(families ? { ipFamilies: families, ipFamilyPolicy: families.length > 1 ? 'RequireDualStack' : 'SingleStack' } : {}),
+        },
+    });
+    if ((spec.endpoints ?? 'ready') !== 'none') await setRemoteEndpoints(env, ns, name, spec.endpoints !== 'not-ready');
+    return svc;
+}
+
+/** The remote Service's one EndpointSlice (there is no endpoint controller in the test clusters). */
+export async function setRemoteEndpoints(env: MirrorEnv, ns: string, service: string, ready: boolean): Promise<void> {
+    const path = objectPath(EndpointSlices, ns, `${service}-test`);
+    const slice: V1EndpointSlice = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${service}-test`, labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'test' } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: ['10.1.0.1'], conditions: { ready } }],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    };
+    try {
+        const current = await env.remote.admin.get<V1EndpointSlice>(path);
+        await env.remote.admin.replace(path, { ...slice, metadata: { ...slice.metadata, resourceVersion: current.metadata?.resourceVersion } });
+    } catch {
+        await env.remote.admin.create(collectionPath(EndpointSlices, ns), slice);
+    }
+}
+
+export async function patchRemoteService(env: MirrorEnv, ns: string, name: string, patch: unknown): Promise<void> {
+    await env.remote.admin.mergePatch(objectPath(Services, ns, name), patch);
+}
+
+export async function deleteRemoteService(env: MirrorEnv, ns: string, name: string): Promise<void> {
+    await env.remote.admin.delete(objectPath(Services, ns, name));
+}
+
+export interface LinkSpec {
+    name: string;
+    /** targetClusterName; the Link name by default. */
+    cluster?: string;
+    gatewayAddress: string;
+    gatewayPort?: string;
+    selector?: unknown;
+    probe?: { path: string; port: number; period: string; timeout?: string; failureThreshold?: string };
+}
+
+/** A credentials Secret holding the remote's admin kubeconfig, then the Link. */
+export async function createLink(env: MirrorEnv, namespace: string, link: LinkSpec): Promise<void> {
+    const secretName = `creds-${link.name}`;
+    await env.local.admin.create(collectionPath(Secrets, namespace), {
+        metadata: { name: secretName },
+        type: 'mirror.linkerd.io/remote-kubeconfig',
+        data: { kubeconfig: Buffer.from(readFileSync(env.remote.state.kubeconfig, 'utf8')).toString('base64') },
+    });
+    await env.local.admin.create(collectionPath(Links, namespace), linkObject(link, secretName));
+}
+
+export function linkObject(link: LinkSpec, secretName: string): object {
+    return {
+        apiVersion: 'multicluster.linkerd.io/v1alpha3',
+        kind: 'Link',
+        metadata: { name: link.name },
+        spec: {
+            targetClusterName: link.cluster ?? link.name,
+            targetClusterDomain: 'cluster.local',
+            clusterCredentialsSecret: secretName,
+            gatewayAddress: link.gatewayAddress,
+            gatewayPort: link.gatewayPort ?? '4143',
+            gatewayIdentity: `linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.${link.name}.local`,
+            // No probeSpec at all: the CRD refuses an empty period, and no path means no probe.
+            ...(link.probe && {
+                probeSpec: {
+                    path: link.probe.path,
+                    port: String(link.probe.port),
+                    period: link.probe.period,
+                    timeout: link.probe.timeout ?? '1s',
+                    failureThreshold: link.probe.failureThreshold ?? '3',
+                },
+            }),
+            selector: link.selector === undefined ? { matchLabels: EXPORTED } : link.selector,
+        },
+    };
+}
+
+export interface StoredLink {
+    metadata: { uid: string; resourceVersion: string };
+    spec: Record<string, unknown>;
+    status?: LinkStatus;
+}
+
+export async function getLink(env: MirrorEnv, namespace: string, name: string): Promise<StoredLink> {
+    return env.local.admin.get(objectPath(Links, namespace, name));
+}
+
+export async function mirrorService(env: MirrorEnv, ns: string, name: string): Promise<V1Service | undefined> {
+    return env.local.admin.get<V1Service>(objectPath(Services, ns, name)).catch(() => undefined);
+}
+
+export async function mirrorSlices(env: MirrorEnv, ns: string, service: string): Promise<V1EndpointSlice[]> {
+    const list = await env.local.admin.get<{ items: V1EndpointSlice[] }>(collectionPath(EndpointSlices, ns), {
+        labelSelector: `kubernetes.io/service-name=${service},endpointslice.kubernetes.io/managed-by=${MIRROR_SLICE_MANAGED_BY}`,
+    });
+    return list.items;
+}
+
+/** "IPv4 192.0.2.1 ready", one line per endpoint, sorted: what a test compares. */
+export function endpointLines(slices: V1EndpointSlice[]): string[] {
+    return slices
+        .flatMap((s) => (s.endpoints ?? []).map((e) => `${s.addressType} ${e.addresses.join(',')} ${e.conditions?.ready ? 'ready' : 'not-ready'}`))
+        .sort();
+}
+
+export async function endpointsOf(env: MirrorEnv, ns: string, service: string): Promise<string[]> {
+    return endpointLines(await mirrorSlices(env, ns, service));
+}
+
+export interface KubeEvent {
+    type: string;
+    reason: string;
+    message: string;
+    involvedObject: { kind: string; name: string };
+}
+
+export async function linkEvents(env: MirrorEnv, namespace: string, link: string): Promise<KubeEvent[]> {
+    const list = await env.local.admin.get<{ items: KubeEvent[] }>(collectionPath(Events, namespace));
+    return list.items.filter((e) => e.involvedObject.kind === 'Link' && e.involvedObject.name === link);
+}
+
+export async function hasEvent(env: MirrorEnv, namespace: string, link: string, reason: string, text = ''): Promise<boolean> {
+    return (await linkEvents(env, namespace, link)).some((e) => e.reason === reason && e.message.includes(text));
+}

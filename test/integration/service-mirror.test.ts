@@ -1,0 +1,158 @@
+// The service mirror end to end against two real clusters: export, update, unexport and
+// delete of remote Services, empty selectors, remote Services without endpoints, missing
+// namespaces, Link restarts and deletion, and the Link status.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { collectionPath, Links, Namespaces, objectPath } from '../../src/kube/resources.js';
+import { eventually } from '../../src/testing/harness.js';
+import {
+    createLink,
+    createRemoteService,
+    deleteRemoteService,
+    endpointsOf,
+    EXPORTED,
+    getLink,
+    hasEvent,
+    mirrorService,
+    mirrorSlices,
+    pairedNamespace,
+    patchRemoteService,
+    runServiceMirror,
+    setRemoteEndpoints,
+    startMirrorEnv,
+} from './mirror-support.js';
+
+const env = await startMirrorEnv('sm');
+const linkNs = await env.local.namespace('mc');
+const running = await runServiceMirror(env, linkNs);
+after(() => running.stop());
+
+describe('service mirror', () => {
+    it('mirrors an exported remote Service with its labels, annotations and ports, and slices pointing at the gateway', async () => {
+        await createLink(env, linkNs, { name: 'east', gatewayAddress: '192.0.2.1', gatewayPort: '4143' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web', {
+            labels: { ...EXPORTED, app: 'web', 'mirror.linkerd.io/other': 'x' },
+            annotations: { note: 'kept', 'service.kubernetes.io/topology-mode': 'Auto' },
+            ports: [{ name: 'http', port: 80 }, { name: 'grpc', port: 9090 }],
+        });
+        await eventually('the mirror slice', async () => (await endpointsOf(env, ns, 'web-east')).length === 1);
+        const mirror = (await mirrorService(env, ns, 'web-east'))!;
+        assert.equal(mirror.metadata?.labels?.app, 'web');
+        assert.equal(mirror.metadata?.labels?.['mirror.linkerd.io/mirrored-service'], 'true');
+        assert.equal(mirror.metadata?.labels?.['mirror.linkerd.io/cluster-name'], 'east');
+        assert.equal(mirror.metadata?.labels?.['mirror.linkerd.io/other'], undefined);
+        assert.equal(mirror.metadata?.annotations?.note, 'kept');
+        assert.equal(mirror.metadata?.annotations?.['service.kubernetes.io/topology-mode'], undefined);
+        assert.equal(mirror.metadata?.annotations?.['mirror.linkerd.io/remote-svc-fq-name'], `web.${ns}.svc.cluster.local`);
+        assert.equal(mirror.spec?.selector, undefined);
+        assert.deepEqual(mirror.spec?.ports?.map((p) => `${p.name}:${p.port}`), ['http:80', 'grpc:9090']);
+        const [slice] = await mirrorSlices(env, ns, 'web-east');
+        assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
+        assert.deepEqual(slice!.ports?.map((p) => `${p.name}:${p.port}`).sort(), ['grpc:4143', 'http:4143']);
+        assert.equal(slice!.metadata?.annotations?.['mirror.linkerd.io/remote-svc-fq-name'], `web.${ns}.svc.cluster.local`);
+        assert.match(slice!.metadata?.annotations?.['mirror.linkerd.io/remote-gateway-identity'] ?? '', /^linkerd-gateway\./);
+        assert.equal(slice!.metadata?.ownerReferences?.[0]?.uid, mirror.metadata?.uid);
+    });
+
+    it('follows an update of the remote Service, then deletes the mirror when it is unexported or deleted', async () => {
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'api');
+        await createRemoteService(env, ns, 'db');
+        await eventually('both mirrors', async () => (await endpointsOf(env, ns, 'api-east')).length === 1 && (await endpointsOf(env, ns, 'db-east')).length === 1);
+
+        await patchRemoteService(env, ns, 'api', { metadata: { labels: { tier: 'backend' } }, spec: { ports: [{ name: 'http', port: 80 }, { name: 'admin', port: 9000 }] } });
+        await eventually('the updated mirror', async () => {
+            const mirror = await mirrorService(env, ns, 'api-east');
+            const [slice] = await mirrorSlices(env, ns, 'api-east');
+            return mirror?.metadata?.labels?.tier === 'backend' && mirror.spec?.ports?.length === 2 && slice?.ports?.length === 2;
+        });
+
+        await patchRemoteService(env, ns, 'api', { metadata: { labels: { 'mirror.linkerd.io/exported': null } } });
+        await eventually('the unexported mirror gone', async () => !(await mirrorService(env, ns, 'api-east')) && (await mirrorSlices(env, ns, 'api-east')).length === 0);
+
+        await deleteRemoteService(env, ns, 'db');
+        await eventually('the deleted mirror gone', async () => !(await mirrorService(env, ns, 'db-east')) && (await mirrorSlices(env, ns, 'db-east')).length === 0);
+    });
+
+    it('exports nothing when the Link selector is empty or absent', async () => {
+        await createLink(env, linkNs, { name: 'empty', gatewayAddress: '192.0.2.2', selector: {} });
+        await createLink(env, linkNs, { name: 'absent', gatewayAddress: '192.0.2.3', selector: null });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('the east mirror (the cluster is watched)', async () => (await endpointsOf(env, ns, 'web-east')).length === 1);
+        await eventually('both Links watching', () => running.controller.watchOf('empty')?.synced === true && running.controller.watchOf('absent')?.synced === true);
+        await new Promise((r) => setTimeout(r, 1000));
+        assert.equal(await mirrorService(env, ns, 'web-empty'), undefined);
+        assert.equal(await mirrorService(env, ns, 'web-absent'), undefined);
+    });
+
+    it('gives a remote Service without ready endpoints a mirror without endpoints, and endpoints once it has some', async () => {
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'none', { endpoints: 'none' });
+        await createRemoteService(env, ns, 'idle', { endpoints: 'not-ready' });
+        await eventually('both mirror Services', async () => Boolean((await mirrorService(env, ns, 'none-east')) && (await mirrorService(env, ns, 'idle-east'))));
+        await new Promise((r) => setTimeout(r, 500));
+        assert.deepEqual(await mirrorSlices(env, ns, 'none-east'), []);
+        assert.deepEqual(await mirrorSlices(env, ns, 'idle-east'), []);
+        await setRemoteEndpoints(env, ns, 'idle', true);
+        await eventually('endpoints once ready', async () => (await endpointsOf(env, ns, 'idle-east')).join() === 'IPv4 192.0.2.1 ready');
+        await setRemoteEndpoints(env, ns, 'idle', false);
+        await eventually('no endpoints again', async () => (await endpointsOf(env, ns, 'idle-east')).length === 0);
+    });
+
+    it('skips a mirror whose namespace is missing here with a Warning Event, and creates it when the namespace appears', async () => {
+        const ns = await env.remote.namespace('only-remote');
+        await createRemoteService(env, ns, 'web');
+        await eventually('the MissingNamespace Event', () => hasEvent(env, linkNs, 'east', 'MissingNamespace', `${ns}/web`));
+        await eventually('the MissingNamespace status', async () => {
+            const entry = (await getLink(env, linkNs, 'east')).status?.mirrorServices?.find((s) => s.remoteRef.namespace === ns);
+            return entry?.conditions?.[0]?.reason === 'MissingNamespace' && entry.conditions[0].status === 'False';
+        });
+        await env.local.admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
+        await eventually('the mirror once the namespace exists', async () => (await endpointsOf(env, ns, 'web-east')).length === 1);
+    });
+
+    it('lists every mirrored Service in the Link status with a Mirrored condition, and the gateway resolution', async () => {
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'status-one');
+        await eventually('the status entry', async () => {
+            const entry = (await getLink(env, linkNs, 'east')).status?.mirrorServices?.find((s) => s.remoteRef.namespace === ns);
+            return entry?.conditions?.[0]?.status === 'True';
+        });
+        const status = (await getLink(env, linkNs, 'east')).status!;
+        const entry = status.mirrorServices!.find((s) => s.remoteRef.namespace === ns)!;
+        assert.equal(entry.controllerName, 'mesh-endpoints.io/service-mirror');
+        assert.deepEqual(entry.remoteRef, { group: 'core', kind: 'Service', name: 'status-one', namespace: ns });
+        assert.equal(entry.conditions![0]!.type, 'Mirrored');
+        assert.equal(entry.conditions![0]!.reason, 'Mirrored');
+        assert.deepEqual(entry.conditions![0]!.localRef, { group: 'core', kind: 'Service', name: 'status-one-east', namespace: ns });
+        assert.deepEqual(status.gatewayResolution, [{ name: '192.0.2.1', addresses: ['192.0.2.1'] }]);
+        const metric = await running.registry.getSingleMetric('mesh_endpoints_service_mirror_mirrored_services')?.get();
+        assert.ok((metric?.values.find((v) => v.labels.link === 'east')?.value ?? 0) >= 1);
+    });
+
+    it('restarts only the remote watch of the Link whose spec changed, and not on status writes', async () => {
+        await createLink(env, linkNs, { name: 'west', gatewayAddress: '192.0.2.10' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('west mirror', async () => (await endpointsOf(env, ns, 'web-west')).join() === 'IPv4 192.0.2.10 ready');
+        const [east, west] = [running.controller.watchOf('east'), running.controller.watchOf('west')];
+        await env.local.admin.mergePatch(objectPath(Links, linkNs, 'west'), { spec: { gatewayAddress: '192.0.2.11' } });
+        await eventually('west follows its new gateway', async () => (await endpointsOf(env, ns, 'web-west')).join() === 'IPv4 192.0.2.11 ready');
+        assert.notEqual(running.controller.watchOf('west'), west, 'the changed Link got a new watch');
+        assert.equal(running.controller.watchOf('east'), east, 'the other Link kept its watch');
+        assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
+    });
+
+    it('removes the mirrors and slices of a deleted Link, and only those', async () => {
+        await createLink(env, linkNs, { name: 'gone', gatewayAddress: '192.0.2.20' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('both Links mirror it', async () => (await endpointsOf(env, ns, 'web-gone')).length === 1 && (await endpointsOf(env, ns, 'web-east')).length === 1);
+        await env.local.admin.delete(objectPath(Links, linkNs, 'gone'));
+        await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-gone')) && (await mirrorSlices(env, ns, 'web-gone')).length === 0);
+        assert.equal(running.controller.watchOf('gone'), undefined);
+        assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
+    });
+});
