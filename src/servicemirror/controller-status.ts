@@ -5,6 +5,7 @@ import type { Informer } from '../kube/informer.js';
 import type { KubeRest } from '../kube/rest.js';
 import { Links, objectPath } from '../kube/resources.js';
 import { NotLeaderError } from '../kube/slice-writer.js';
+import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
 import type { DnsPolicy } from '../dns/name-state.js';
 import type { LinkWatch } from './controller-watch.js';
@@ -31,6 +32,7 @@ export interface LinkStatusBookDeps {
     /** Asks for a status write of the Link soon (batched by the controller's queue). */
     statusChanged: (link: string) => void;
     event: (link: string, event: LinkEvent) => void;
+    logger: Logger;
     now?: () => number;
 }
 
@@ -95,7 +97,10 @@ export class LinkStatusBook {
         const resolution = watch.link.gateway ? gatewayResolution(watch.entries, watch.nameStates, this.now(), this.deps.policy) : undefined;
         const desired = desiredLinkStatus(this.entries.get(name)?.values() ?? [], resolution);
         const written = this.written.get(uid);
-        if (!linkStatusDiffers(obj.status, desired) || (written && !linkStatusDiffers(written, desired))) return false;
+        if (!linkStatusDiffers(obj.status, desired) || (written && !linkStatusDiffers(written, desired))) {
+            this.deps.logger.debug({ link: name, mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
+            return false;
+        }
         if (!this.deps.isLeader()) throw new NotLeaderError();
         const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(
             objectPath(Links, this.deps.namespace, name, 'status'),
@@ -103,6 +108,7 @@ export class LinkStatusBook {
         );
         this.written.set(uid, stored.status ?? {});
         this.deps.metrics.statusWrites.inc({ link: name });
+        this.deps.logger.debug({ link: name, mirrorServices: desired.mirrorServices?.length }, 'link status written');
         return true;
     }
 }

@@ -130,6 +130,7 @@ export class ServiceMirrorController implements Runnable {
             policy: this.policy,
             statusChanged: (link) => this.queue?.addAfter(`status/${link}`, opts.statusDelayMs ?? 500),
             event: (link, event) => this.event(link, event),
+            logger: this.log,
         });
         this.lifecycle = new LinkLifecycle({
             links: this.links,

@@ -37,14 +37,21 @@ export interface MirrorEnv {
     local: TestCluster;
     remote: TestCluster;
     dns: TestDnsServer;
+    /** Stopped before the clusters go down, so no watch holds an apiserver's shutdown up. */
+    controllers: Set<RunningMirror>;
 }
 
 /** Call at the top level of a test file: both clusters (with the Link CRD locally) and the DNS server. */
 export async function startMirrorEnv(prefix: string): Promise<MirrorEnv> {
+    const controllers = new Set<RunningMirror>();
+    // Registered first, so it runs before the clusters' own after() hooks.
+    after(async () => {
+        await Promise.all([...controllers].map((c) => c.stop()));
+    });
     const [local, remote, dns] = await Promise.all([startTestCluster(`${prefix}-l`), startTestCluster(`${prefix}-r`), TestDnsServer.start()]);
     after(() => dns.close());
     await installCrds(local.admin);
-    return { local, remote, dns };
+    return { local, remote, dns, controllers };
 }
 
 export interface RunningMirror {
@@ -84,7 +91,19 @@ export async function runServiceMirror(env: MirrorEnv, namespace: string, opts: 
     });
     manager.add(controller);
     await manager.start();
-    return { controller, manager, rest, registry, namespace, stop: () => manager.stop() };
+    const running: RunningMirror = {
+        controller,
+        manager,
+        rest,
+        registry,
+        namespace,
+        stop: async () => {
+            env.controllers.delete(running);
+            await manager.stop();
+        },
+    };
+    env.controllers.add(running);
+    return running;
 }
 
 /** The same namespace on both clusters, as mirroring expects. */

@@ -2,7 +2,7 @@
 // delete of remote Services, empty selectors, remote Services without endpoints, missing
 // namespaces, Link restarts and deletion, and the Link status.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { collectionPath, Links, Namespaces, objectPath } from '../../src/kube/resources.js';
 import { eventually } from '../../src/testing/harness.js';
 import {
@@ -25,7 +25,6 @@ import {
 const env = await startMirrorEnv('sm');
 const linkNs = await env.local.namespace('mc');
 const running = await runServiceMirror(env, linkNs);
-after(() => running.stop());
 
 describe('service mirror', () => {
     it('mirrors an exported remote Service with its labels, annotations and ports, and slices pointing at the gateway', async () => {
