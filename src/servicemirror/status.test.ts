@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseGatewayAddress } from '../dns/gateway-address.js';
+import { initialNameState, onAnswer, onFailure, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import {
+    canonicalJson,
+    desiredLinkStatus,
+    gatewayResolution,
+    linkStatusDiffers,
+    linkStatusPatch,
+    mirrorServiceStatus,
+    sameServiceStatus,
+    type MirrorOutcome,
+} from './status.js';
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const policy: DnsPolicy = { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000, retryInitialMs: 1000, retryMaxMs: 30_000 };
+const mirrored: MirrorOutcome = { namespace: 'app', remoteName: 'web', mirrored: true, reason: 'Mirrored', message: 'mirrored as app/web-east', localName: 'web-east' };
+
+describe('Link status: mirrorServices', () => {
+    it('writes one Mirrored condition per remote Service, with refs in the CRD defaulted form', () => {
+        assert.deepEqual(mirrorServiceStatus(mirrored, undefined, T0), {
+            controllerName: 'mesh-endpoints.io/service-mirror',
+            remoteRef: { group: 'core', kind: 'Service', name: 'web', namespace: 'app' },
+            conditions: [
+                {
+                    type: 'Mirrored',
+                    status: 'True',
+                    lastTransitionTime: '2026-01-01T12:00:00Z',
+                    reason: 'Mirrored',
+                    message: 'mirrored as app/web-east',
+                    localRef: { group: 'core', kind: 'Service', name: 'web-east', namespace: 'app' },
+                },
+            ],
+        });
+    });
+
+    it('keeps the transition time while the status stays the same, so a resync changes nothing', () => {
+        const first = mirrorServiceStatus(mirrored, undefined, T0);
+        const again = mirrorServiceStatus(mirrored, first, T0 + 60_000);
+        assert.deepEqual(again, first);
+        const failed = mirrorServiceStatus({ ...mirrored, mirrored: false, reason: 'MissingNamespace', message: 'no namespace', localName: undefined }, first, T0 + 60_000);
+        assert.equal(failed.conditions![0]!.lastTransitionTime, '2026-01-01T12:01:00Z');
+        assert.equal(failed.conditions![0]!.localRef, undefined);
+        assert.ok(!sameServiceStatus(first, failed));
+        assert.ok(sameServiceStatus(first, mirrorServiceStatus(mirrored, undefined, T0 + 5000)), 'the time alone is no news');
+    });
+
+    it('sorts entries by namespace and name, whatever order they were recorded in', () => {
+        const b = mirrorServiceStatus({ ...mirrored, remoteName: 'b' }, undefined, T0);
+        const a = mirrorServiceStatus({ ...mirrored, namespace: 'a', remoteName: 'z' }, undefined, T0);
+        assert.deepEqual(desiredLinkStatus([b, a], undefined).mirrorServices?.map((s) => `${s.remoteRef.namespace}/${s.remoteRef.name}`), ['a/z', 'app/b']);
+    });
+});
+
+describe('Link status: gatewayResolution', () => {
+    const entries = parseGatewayAddress('gw.example.test, 192.0.2.9').entries;
+
+    function states(state: NameState): Map<string, NameState> {
+        return new Map([[state.name, state]]);
+    }
+
+    it('shows every gatewayAddress part in spec order, an IP literal as itself', () => {
+        const state = onAnswer(initialNameState('gw.example.test', T0), [{ address: '192.0.2.1', ttl: 0 }], [], T0, policy).state;
+        const status = gatewayResolution(entries, states(state), T0, policy);
+        assert.deepEqual(status.map((s) => s.name), ['gw.example.test', '192.0.2.9']);
+        assert.deepEqual(status[1], { name: '192.0.2.9', addresses: ['192.0.2.9'] });
+        assert.deepEqual(status[0]!.addresses, ['192.0.2.1']);
+        assert.equal(status[0]!.ttlSeconds, 0);
+    });
+
+    it('says in lastError when a failing name is past its stale window and its addresses are not ready', () => {
+        const good = onAnswer(initialNameState('gw.example.test', T0), [{ address: '192.0.2.1', ttl: 30 }], [], T0, policy).state;
+        const failed = onFailure(good, { code: 'SERVFAIL', message: 'A gw.example.test: SERVFAIL (ESERVFAIL)' }, T0 + 1000, policy).state;
+        const within = gatewayResolution(entries, states(failed), T0 + 2000, policy)[0]!;
+        assert.match(within.lastError ?? '', /SERVFAIL/);
+        assert.doesNotMatch(within.lastError ?? '', /not ready/);
+        const past = gatewayResolution(entries, states(failed), T0 + 1000 + policy.staleWindowMs + 1, policy)[0]!;
+        assert.match(past.lastError ?? '', /SERVFAIL.*failing for longer than the stale window, so 192\.0\.2\.1 not ready/);
+        assert.deepEqual(past.addresses, ['192.0.2.1'], 'the last good address stays published');
+    });
+});
+
+describe('Link status: when to write', () => {
+    const status = desiredLinkStatus([mirrorServiceStatus(mirrored, undefined, T0)], [{ name: '192.0.2.9', addresses: ['192.0.2.9'] }]);
+
+    it('sees no difference in the same status read back with keys in another order', () => {
+        const readBack = JSON.parse(canonicalJson(status)) as unknown;
+        assert.equal(linkStatusDiffers(readBack, status), false);
+        assert.equal(canonicalJson({ b: 1, a: { d: 1, c: undefined } }), '{"a":{"d":1},"b":1}');
+    });
+
+    it('ignores fields that are not ours, and sees a change in ours', () => {
+        assert.equal(linkStatusDiffers({ ...status, federatedServices: [] }, status), false);
+        assert.equal(linkStatusDiffers({ ...status, gatewayResolution: [] }, status), true);
+        assert.equal(linkStatusDiffers(undefined, status), true);
+    });
+
+    it('patches our fields, and removes gatewayResolution from a Link without a gateway', () => {
+        assert.deepEqual(linkStatusPatch(desiredLinkStatus([], undefined)), { status: { mirrorServices: [], gatewayResolution: null } });
+    });
+});
