@@ -39,8 +39,8 @@ export interface LinkStatusBookDeps {
 export class LinkStatusBook {
     /** Link name → remote "namespace/name" → its status entry. */
     private readonly entries = new Map<string, Map<string, ServiceStatus>>();
-    /** Link uid → the status our last write returned: the informer may not have it yet. */
-    private readonly written = new Map<string, LinkStatus>();
+    /** Link name → uid and the status our last write returned: the informer may not have it yet. */
+    private readonly written = new Map<string, { uid: string; status: LinkStatus }>();
 
     constructor(private readonly deps: LinkStatusBookDeps) {}
 
@@ -70,6 +70,7 @@ export class LinkStatusBook {
 
     forget(link: string): void {
         this.entries.delete(link);
+        this.written.delete(link);
     }
 
     private changed(watch: LinkWatch, entries: Map<string, ServiceStatus>): void {
@@ -96,8 +97,9 @@ export class LinkStatusBook {
         if (!obj || !uid || !watch.synced) return false;
         const resolution = watch.link.gateway ? gatewayResolution(watch.entries, watch.nameStates, this.now(), this.deps.policy) : undefined;
         const desired = desiredLinkStatus(this.entries.get(name)?.values() ?? [], resolution);
-        const written = this.written.get(uid);
-        if (!linkStatusDiffers(obj.status, desired) || (written && !linkStatusDiffers(written, desired))) {
+        const written = this.written.get(name);
+        const ours = written?.uid === uid ? written.status : undefined;
+        if (!linkStatusDiffers(obj.status, desired) || (ours && !linkStatusDiffers(ours, desired))) {
             this.deps.logger.debug({ link: name, mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
             return false;
         }
@@ -106,7 +108,7 @@ export class LinkStatusBook {
             objectPath(Links, this.deps.namespace, name, 'status'),
             linkStatusPatch(desired),
         );
-        this.written.set(uid, stored.status ?? {});
+        this.written.set(name, { uid, status: stored.status ?? {} });
         this.deps.metrics.statusWrites.inc({ link: name });
         this.deps.logger.debug({ link: name, mirrorServices: desired.mirrorServices?.length }, 'link status written');
         return true;

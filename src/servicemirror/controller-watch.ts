@@ -28,6 +28,8 @@ export interface LinkWatchHooks {
     synced(): void;
     gatewayNameChanged(name: string, state: NameState): void;
     livenessChanged(alive: boolean, detail: string): void;
+    /** Listing or watching the remote cluster failed (retried with backoff by the informer). */
+    remoteFailed(error: string): void;
 }
 
 export interface LinkWatchDeps {
@@ -79,7 +81,14 @@ export class LinkWatch {
         private readonly hooks: LinkWatchHooks,
     ) {
         const log = deps.logger.child({ link: link.metadata.name, cluster: link.spec.targetClusterName });
-        const common = { resyncMs: deps.resyncMs, log: logFn(log) };
+        const logToLog = logFn(log);
+        // A remote that cannot be read (bad token, unreachable apiserver) would otherwise show
+        // only in our logs; the informer retries, the Link's users get an Event.
+        const informerLog: typeof logToLog = (level, msg, fields) => {
+            logToLog(level, msg, fields);
+            if (level === 'warn' && !this.stopped && typeof fields?.error === 'string') hooks.remoteFailed(fields.error);
+        };
+        const common = { resyncMs: deps.resyncMs, log: informerLog };
         this.services = new Informer(remote, { resource: Services, ...common });
         this.slices = new Informer(remote, { resource: EndpointSlices, ...common });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);

@@ -155,6 +155,8 @@ export class ServiceMirrorController implements Runnable {
                 synced: () => this.enqueueLink(link, true),
                 gatewayNameChanged: (name, state) => this.onGatewayName(link, name, state),
                 livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
+                remoteFailed: (error) =>
+                    this.event(link, { type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
             }),
             forget: (link) => {
                 this.status.forget(link);

@@ -2,8 +2,10 @@
 // delete of remote Services, empty selectors, remote Services without endpoints, missing
 // namespaces, Link restarts and deletion, and the Link status.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { collectionPath, Links, Namespaces, objectPath } from '../../src/kube/resources.js';
+import { collectionPath, Links, Namespaces, objectPath, Secrets } from '../../src/kube/resources.js';
+import { kubeconfigForToken } from '../../src/testing/cluster.js';
 import { eventually } from '../../src/testing/harness.js';
 import {
     createLink,
@@ -13,6 +15,7 @@ import {
     EXPORTED,
     getLink,
     hasEvent,
+    linkObject,
     mirrorService,
     mirrorSlices,
     pairedNamespace,
@@ -153,5 +156,29 @@ describe('service mirror', () => {
         await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-gone')) && (await mirrorSlices(env, ns, 'web-gone')).length === 0);
         assert.equal(running.controller.watchOf('gone'), undefined);
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
+    });
+
+    it('waits for a missing credentials Secret with a Warning Event, and serves the Link once it exists', async () => {
+        await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'late', gatewayAddress: '192.0.2.30' }, 'late-creds'));
+        await eventually('the MissingCredentials Event', () => hasEvent(env, linkNs, 'late', 'MissingCredentials', 'late-creds not found'));
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await env.local.admin.create(collectionPath(Secrets, linkNs), {
+            metadata: { name: 'late-creds' },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: Buffer.from(readFileSync(env.remote.state.kubeconfig)).toString('base64') },
+        });
+        await eventually('the mirror once the Secret exists', async () => (await endpointsOf(env, ns, 'web-late')).join() === 'IPv4 192.0.2.30 ready');
+    });
+
+    it('reports a remote cluster that refuses the credentials as a Warning Event on the Link', async () => {
+        await env.local.admin.create(collectionPath(Secrets, linkNs), {
+            metadata: { name: 'bad-creds' },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: Buffer.from(kubeconfigForToken(env.remote.state, 'nobody', 'not-a-valid-token')).toString('base64') },
+        });
+        await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'refused', gatewayAddress: '192.0.2.31' }, 'bad-creds'));
+        await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, linkNs, 'refused', 'RemoteClusterUnreachable', 'Unauthorized'));
+        assert.equal(running.controller.watchOf('refused')?.synced, false);
     });
 });
