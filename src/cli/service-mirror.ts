@@ -1,13 +1,6 @@
 // `mesh-endpoints service-mirror`: the multicluster service mirror in one process. It serves
-// every Link in --namespace, one Lease (mesh-endpoints-service-mirror) for the process.
-//
-// DNS failure policy for gateway hostnames (see src/dns/index.ts): a name is re-resolved when
-// the shortest TTL of its answers runs out, clamped to [--dns-min-ttl, --dns-max-ttl]. When
-// a resolution fails (NXDOMAIN, SERVFAIL, timeout, empty answer), the name's last good
-// addresses stay published and ready for --dns-stale-window, with retries backing off from
-// 1 s to 30 s; past the window they stay published with ready: false until DNS answers again.
-// Other names of the same Link are unaffected. Every change is an Event on the Link, a log
-// line, a metric and the Link's status.gatewayResolution.
+// every Link in --namespace, one Lease (mesh-endpoints-service-mirror) for the process. The
+// DNS failure policy and the probe are explained to users in HELP (shown by --help).
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EventRecorder } from '../kube/events.js';
 import { defaultIdentity } from '../kube/leaderelection.js';
@@ -50,6 +43,20 @@ function probeOverrideFlag(text: string): ProbeAddressOverride {
     return parsed;
 }
 
+const HELP = `
+Gateway hostnames are resolved by this process (A and AAAA, with their TTLs) and re-resolved
+when the shortest TTL runs out, clamped to [--dns-min-ttl, --dns-max-ttl]. Unchanged answers
+write nothing. When a name fails (NXDOMAIN, SERVFAIL, timeout, empty answer) its last good
+addresses stay ready for --dns-stale-window, then stay published with ready: false until DNS
+answers again; other names of the Link are unaffected. Loopback, link-local, multicast and
+unspecified answers are dropped. Every change is an Event on the Link and shows in its
+status.gatewayResolution.
+
+A Link with probeSpec.path is probed (HTTP GET on the gateway's probe port); after
+failureThreshold failures every mirror endpoint of the Link is not ready until a probe passes.
+--probe-address-override sends the probes elsewhere (a local proxy to the gateway, or a test
+server on 127.0.0.1).`;
+
 /** A duration flag whose default shows as "5s" in --help, not as milliseconds. */
 function duration(flags: string, description: string, defaultMs: number): Option {
     return new Option(flags, description).argParser(durationFlag).default(defaultMs, formatDuration(defaultMs));
@@ -78,6 +85,7 @@ export function serviceMirrorCommand(program: Command): void {
         .addOption(duration('--renew-deadline <duration>', 'leader election renew deadline', 10_000))
         .addOption(duration('--retry-period <duration>', 'leader election retry period', 2_000))
         .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+        .addHelpText('after', HELP)
         .action((flags: Flags) => run(flags).catch(fail));
 }
 
