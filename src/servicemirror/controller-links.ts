@@ -1,5 +1,6 @@
 // The lifecycle of Links in the controller's namespace: a Link added starts its LinkWatch, a
-// spec change replaces it, a deletion stops it and removes its mirrors. Each Link's watch is
+// change of its spec or of its credentials Secret replaces it, a deletion stops it and removes
+// its mirrors. Each Link's watch is
 // its own: nothing here restarts another Link's. A Link that cannot be served yet (missing
 // Secret, unreadable kubeconfig) is retried on a fixed period, with a Warning Event.
 import type { Informer } from '../kube/informer.js';
@@ -14,6 +15,8 @@ import type { ServiceMirrorMetrics } from './metrics.js';
 export interface LinkLifecycleDeps {
     links: Informer<KubeObject>;
     namespace: string;
+    /** resourceVersion of a credentials Secret as cached, undefined when it does not exist. */
+    secretVersion: (name: string) => string | undefined;
     mirrors: MirrorSync;
     metrics: ServiceMirrorMetrics;
     logger: Logger;
@@ -62,7 +65,9 @@ export class LinkLifecycle {
             if (running) await this.stop(name, running, false);
             return;
         }
-        const specKey = `${obj.metadata?.uid} ${JSON.stringify((obj as { spec?: unknown }).spec)}`;
+        // A new uid (deleted and created again), a new spec or new credentials: a new watch.
+        const secret = this.deps.secretVersion(parsed.link.spec.clusterCredentialsSecret) ?? 'none';
+        const specKey = `${obj.metadata?.uid} ${secret} ${JSON.stringify((obj as { spec?: unknown }).spec)}`;
         if (running?.specKey === specKey) return;
         for (const warning of parsed.warnings) this.deps.event(name, { type: 'Warning', reason: 'InvalidSelector', message: warning });
         const cluster = parsed.link.spec.targetClusterName;

@@ -74,7 +74,7 @@ export class LinkWatch {
 
     private constructor(
         readonly link: Link,
-        /** JSON of the spec this watch was started for: a different one means restart. */
+        /** The Link uid, credentials version and spec this watch serves: a different one means restart. */
         readonly specKey: string,
         private readonly remote: KubeRest,
         private readonly deps: LinkWatchDeps,

@@ -21,7 +21,7 @@ import { logFn, type Logger } from '../kube/log.js';
 import type { Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
-import { EndpointSlices, Links, Namespaces, Services } from '../kube/resources.js';
+import { EndpointSlices, Links, Namespaces, Secrets, Services } from '../kube/resources.js';
 import { NotLeaderError, SliceWriter } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { runWorkers, WorkQueue } from '../kube/workqueue.js';
@@ -76,6 +76,8 @@ export class ServiceMirrorController implements Runnable {
     readonly services: Informer<LocalService>;
     readonly slices: Informer<LocalSlice>;
     readonly namespaces: Informer<KubeObject>;
+    /** Credentials Secrets: a rotated token restarts the watch of the Links that use it. */
+    readonly secrets: Informer<KubeObject>;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ServiceMirrorMetrics;
     readonly policy: DnsPolicy;
@@ -101,7 +103,8 @@ export class ServiceMirrorController implements Runnable {
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
         this.slices.store.indexLabel(CLUSTER_NAME_LABEL);
         this.namespaces = new Informer(opts.rest, { resource: Namespaces, ...common });
-        this.informers = [this.links, this.services, this.slices, this.namespaces];
+        this.secrets = new Informer(opts.rest, { resource: Secrets, namespace: opts.namespace, ...common });
+        this.informers = [this.links, this.services, this.slices, this.namespaces, this.secrets];
         this.metrics = new ServiceMirrorMetrics(opts.registry);
         const writer = new SliceWriter({
             rest: opts.rest,
@@ -135,6 +138,7 @@ export class ServiceMirrorController implements Runnable {
         this.lifecycle = new LinkLifecycle({
             links: this.links,
             namespace: opts.namespace,
+            secretVersion: (name) => this.secrets.store.get(opts.namespace, name)?.metadata?.resourceVersion,
             mirrors: this.mirrors,
             metrics: this.metrics,
             logger: this.log,
@@ -185,6 +189,12 @@ export class ServiceMirrorController implements Runnable {
             },
             delete: watchLink,
         });
+        const credentialsChanged = (secret: KubeObject) => {
+            for (const link of this.links.store.list()) {
+                if ((link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret === secret.metadata?.name) watchLink(link);
+            }
+        };
+        this.secrets.on({ add: credentialsChanged, update: (_, secret) => credentialsChanged(secret), delete: credentialsChanged });
 
         // Our mirrors: someone else's edit or delete is undone by the sync of their remote Service.
         const mirrorOf = (obj: KubeObject, serviceName: string | undefined) => {

@@ -171,7 +171,7 @@ describe('service mirror', () => {
         await eventually('the mirror once the Secret exists', async () => (await endpointsOf(env, ns, 'web-late')).join() === 'IPv4 192.0.2.30 ready');
     });
 
-    it('reports a remote cluster that refuses the credentials as a Warning Event on the Link', async () => {
+    it('reports a remote cluster that refuses the credentials as a Warning Event, and recovers when the Secret is rotated', async () => {
         await env.local.admin.create(collectionPath(Secrets, linkNs), {
             metadata: { name: 'bad-creds' },
             type: 'mirror.linkerd.io/remote-kubeconfig',
@@ -179,6 +179,16 @@ describe('service mirror', () => {
         });
         await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'refused', gatewayAddress: '192.0.2.31' }, 'bad-creds'));
         await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, linkNs, 'refused', 'RemoteClusterUnreachable', 'Unauthorized'));
-        assert.equal(running.controller.watchOf('refused')?.synced, false);
+        const refusedWatch = running.controller.watchOf('refused');
+        assert.equal(refusedWatch?.synced, false);
+        const [east, ns] = [running.controller.watchOf('east'), await pairedNamespace(env)];
+        await createRemoteService(env, ns, 'web');
+
+        await env.local.admin.mergePatch(objectPath(Secrets, linkNs, 'bad-creds'), {
+            data: { kubeconfig: Buffer.from(readFileSync(env.remote.state.kubeconfig)).toString('base64') },
+        });
+        await eventually('the mirror with the rotated credentials', async () => (await endpointsOf(env, ns, 'web-refused')).join() === 'IPv4 192.0.2.31 ready');
+        assert.notEqual(running.controller.watchOf('refused'), refusedWatch);
+        assert.equal(running.controller.watchOf('east'), east, 'a Secret of another Link restarts nothing else');
     });
 });
