@@ -14,7 +14,7 @@ import type { KubeConfig, V1EndpointSlice, V1Service } from '@kubernetes/client-
 import type { Registry } from 'prom-client';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { SliceTracker } from '../endpointslice/tracker.js';
-import { addressesOf, DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import type { EventSink } from '../kube/events.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
@@ -29,8 +29,9 @@ import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { LinkStatusBook } from './controller-status.js';
 import { MirrorSync, StaleCacheError } from './controller-sync.js';
 import { LinkWatch } from './controller-watch.js';
+import { mirrorKey, registerLocalHandlers } from './controller-events.js';
 import { LinkLifecycle } from './controller-links.js';
-import { gatewayNameEvents, nameReport, probeEvent, type LinkEvent, type NameReport } from './gateway-events.js';
+import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
 import type { LinkStatus } from './link.js';
 import { CLUSTER_NAME_LABEL, exportMode, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, remoteServiceName } from './mirror.js';
 import { ServiceMirrorMetrics } from './metrics.js';
@@ -68,8 +69,6 @@ type LocalService = V1Service & KubeObject;
 type LocalSlice = V1EndpointSlice & KubeObject;
 type Key = string;
 
-export const mirrorKey = (link: string, namespace: string, name: string): Key => `mirror/${link}/${namespace}/${name}`;
-
 export class ServiceMirrorController implements Runnable {
     readonly name = 'service-mirror';
     readonly links: Informer<KubeObject & { status?: LinkStatus }>;
@@ -85,8 +84,7 @@ export class ServiceMirrorController implements Runnable {
     private readonly mirrors: MirrorSync;
     private readonly status: LinkStatusBook;
     private readonly lifecycle: LinkLifecycle;
-    /** Per Link, what was last told about each gateway name (for change Events). */
-    private readonly reports = new Map<string, Map<string, NameReport>>();
+    private readonly reports = new GatewayReports();
     private readonly log: Logger;
     private queue: WorkQueue<Key> | undefined;
     private workers: Promise<void> | undefined;
@@ -157,78 +155,34 @@ export class ServiceMirrorController implements Runnable {
             hooks: (link) => ({
                 remoteServiceChanged: (ns, name) => this.queue?.add(mirrorKey(link, ns, name)),
                 synced: () => this.enqueueLink(link, true),
-                gatewayNameChanged: (name, state) => this.onGatewayName(link, name, state),
+                gatewayNameChanged: (_name, state) => this.onGatewayName(link, state),
                 livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
                 remoteFailed: (error) =>
                     this.event(link, { type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
             }),
             forget: (link) => {
                 this.status.forget(link);
-                this.reports.delete(link);
+                this.reports.forget(link);
             },
             retry: (key, ms) => this.queue?.addAfter(key, ms),
             unlink: (cluster) => this.queue?.add(`unlink/${cluster}`),
             retryMs: opts.linkRetryMs ?? 10_000,
         });
-        this.registerHandlers();
+        registerLocalHandlers({
+            links: this.links,
+            secrets: this.secrets,
+            services: this.services,
+            slices: this.slices,
+            namespaces: this.namespaces,
+            tracker: this.tracker,
+            lifecycle: this.lifecycle,
+            queue: () => this.queue,
+        });
     }
 
     /** The running watch of a Link, for tests and diagnostics. */
     watchOf(link: string): LinkWatch | undefined {
         return this.lifecycle.get(link);
-    }
-
-    private registerHandlers(): void {
-        const watchLink = (obj: KubeObject) => this.queue?.add(`watch/${obj.metadata!.name!}`);
-        this.links.on({
-            add: watchLink,
-            // Status writes (ours included) come back as updates: only a spec change matters.
-            update: (old, obj) => {
-                const spec = (o: KubeObject) => JSON.stringify((o as { spec?: unknown }).spec);
-                if (spec(old) !== spec(obj) || old.metadata?.uid !== obj.metadata?.uid) watchLink(obj);
-            },
-            delete: watchLink,
-        });
-        const credentialsChanged = (secret: KubeObject) => {
-            for (const link of this.links.store.list()) {
-                if ((link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret === secret.metadata?.name) watchLink(link);
-            }
-        };
-        this.secrets.on({ add: credentialsChanged, update: (_, secret) => credentialsChanged(secret), delete: credentialsChanged });
-
-        // Our mirrors: someone else's edit or delete is undone by the sync of their remote Service.
-        const mirrorOf = (obj: KubeObject, serviceName: string | undefined) => {
-            const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
-            const watch = cluster ? this.lifecycle.forCluster(cluster) : undefined;
-            const remote = serviceName && cluster ? remoteServiceName(serviceName, cluster) : null;
-            return watch && remote ? mirrorKey(watch.link.metadata.name, obj.metadata!.namespace!, remote) : undefined;
-        };
-        const service = (svc: LocalService) => {
-            const key = mirrorOf(svc, svc.metadata?.name);
-            if (key) this.queue?.add(key);
-        };
-        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
-
-        // The tracker tells the echo of our own slice writes from someone else's change.
-        const sliceKey = (slice: LocalSlice) => mirrorOf(slice, slice.metadata?.labels?.[LABEL_SERVICE_NAME]);
-        const later = (key: Key | undefined) => key && this.queue?.addAfter(key, 500);
-        this.slices.on({
-            add: (slice) => this.tracker.shouldSync(slice) && later(sliceKey(slice)),
-            update: (_, slice) => this.tracker.shouldSync(slice) && later(sliceKey(slice)),
-            delete: (slice) => !this.tracker.handleDeletion(slice) && later(sliceKey(slice)),
-        });
-
-        // A mirror skipped for want of its namespace is created once the namespace appears.
-        this.namespaces.on({
-            add: (ns) => {
-                for (const watch of this.lifecycle.all()) {
-                    if (!watch.synced) continue;
-                    for (const svc of watch.services.store.list(ns.metadata!.name)) {
-                        this.queue?.add(mirrorKey(watch.link.metadata.name, svc.metadata!.namespace!, svc.metadata!.name!));
-                    }
-                }
-            },
-        });
     }
 
     /** Queues the mirrors of a Link: every remote Service and local mirror (all), or the gateway-mode ones. */
@@ -248,12 +202,8 @@ export class ServiceMirrorController implements Runnable {
         }
     }
 
-    private onGatewayName(link: string, name: string, state: NameState): void {
-        let reports = this.reports.get(link);
-        if (!reports) this.reports.set(link, (reports = new Map()));
-        const report = nameReport(state, addressesOf(state, Date.now(), this.policy));
-        for (const event of gatewayNameEvents(reports.get(name), report, state, this.policy.staleWindowMs)) this.event(link, event);
-        reports.set(name, report);
+    private onGatewayName(link: string, state: NameState): void {
+        for (const event of this.reports.changed(link, state, Date.now(), this.policy)) this.event(link, event);
         // Only slices whose content changes are written: planSlices compares each one.
         this.enqueueLink(link, false);
         this.queue?.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);

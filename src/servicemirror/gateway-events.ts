@@ -1,6 +1,6 @@
 // What a Link's users are told, as Events on the Link, when a gateway name's resolution or
 // the gateway probe changes state. Pure: the controller records what these return.
-import type { GatewayAddress, NameState } from '../dns/name-state.js';
+import { addressesOf, type DnsPolicy, type GatewayAddress, type NameState } from '../dns/name-state.js';
 
 export interface LinkEvent {
     type: 'Normal' | 'Warning';
@@ -75,6 +75,25 @@ export function gatewayNameEvents(before: NameReport | undefined, after: NameRep
         events.push({ type: 'Normal', reason, message: `gateway name ${name} resolves to ${list(after.addresses)}${ttl}` });
     }
     return events;
+}
+
+/** What was last told about each gateway name of each Link, so that every change is told once. */
+export class GatewayReports {
+    private readonly byLink = new Map<string, Map<string, NameReport>>();
+
+    /** The events of a name's new state, which is remembered as told. */
+    changed(link: string, state: NameState, now: number, policy: DnsPolicy): LinkEvent[] {
+        let reports = this.byLink.get(link);
+        if (!reports) this.byLink.set(link, (reports = new Map()));
+        const report = nameReport(state, addressesOf(state, now, policy));
+        const events = gatewayNameEvents(reports.get(state.name), report, state, policy.staleWindowMs);
+        reports.set(state.name, report);
+        return events;
+    }
+
+    forget(link: string): void {
+        this.byLink.delete(link);
+    }
 }
 
 export function probeEvent(alive: boolean, detail: string, failureThreshold: number): LinkEvent {
