@@ -16,8 +16,8 @@ describe('ItemExponentialBackoff', () => {
     it('keeps each key on its own schedule', () => {
         const backoff = new ItemExponentialBackoff();
         whenTimes(backoff, 'default/web', 3);
-        assert.equal(backoff.when('default/db', 0), 5);
-        assert.equal(backoff.when('default/web', 0), 40);
+        assert.equal(backoff.when('default/db'), 5);
+        assert.equal(backoff.when('default/web'), 40);
     });
 
     it('counts requeues and starts over after forget', () => {
@@ -27,7 +27,7 @@ describe('ItemExponentialBackoff', () => {
         assert.equal(backoff.numRequeues('default/db'), 0);
         backoff.forget('default/web');
         assert.equal(backoff.numRequeues('default/web'), 0);
-        assert.equal(backoff.when('default/web', 0), 5);
+        assert.equal(backoff.when('default/web'), 5);
     });
 
     it('survives failure counts far past the cap', () => {
