@@ -92,7 +92,12 @@ export class KubeRest {
     private async send(method: string, path: string, o: RequestOpts): Promise<IncomingMessage> {
         const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
         const headers: Record<string, string> = {};
-        if (payload !== undefined) headers['Content-Type'] = o.contentType ?? 'application/json';
+        if (payload !== undefined) {
+            headers['Content-Type'] = o.contentType ?? 'application/json';
+            // Node frames a DELETE body with neither Content-Length nor chunking; the
+            // apiserver would then read it as the start of the next request on the connection.
+            headers['Content-Length'] = String(Buffer.byteLength(payload));
+        }
         const opts = await this.options(method, withQuery(path, o.query), headers);
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
