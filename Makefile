@@ -2,7 +2,7 @@
 # Each target installs what it needs: npm packages when package-lock.json changed,
 # the control-plane binaries (built from Go modules, cached per machine by version).
 SHELL := /bin/bash
-NODE_TEST := node --import tsx --test --test-reporter=spec
+NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 UNIT_TESTS = $(shell find src -name '*.test.ts' | sort)
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 

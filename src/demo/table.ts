@@ -1,0 +1,27 @@
+// Plain-text tables for the demo's output.
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+
+export function table(headers: string[], rows: string[][]): string {
+    const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+    return [line(headers), ...rows.map(line)].join('\n');
+}
+
+export function slicesTable(slices: V1EndpointSlice[]): string {
+    const rows = slices.flatMap((s) => {
+        const ports = (s.ports ?? []).map((p) => `${p.name || '-'}:${p.port}/${p.protocol}`).join(',') || '-';
+        const endpoints = s.endpoints?.length ? s.endpoints : [undefined];
+        return endpoints.map((e) => [
+            s.metadata?.labels?.['kubernetes.io/service-name'] ?? '',
+            s.metadata?.name ?? '',
+            s.addressType,
+            ports,
+            e ? e.addresses.join(',') : '(none)',
+            e ? String(e.conditions?.ready) : '',
+            e ? String(e.conditions?.serving) : '',
+            e ? String(e.conditions?.terminating) : '',
+            e?.targetRef ? `${e.targetRef.kind}/${e.targetRef.name}` : '',
+        ]);
+    });
+    return table(['SERVICE', 'SLICE', 'FAMILY', 'PORTS', 'ADDRESSES', 'READY', 'SERVING', 'TERMINATING', 'TARGET'], rows);
+}
