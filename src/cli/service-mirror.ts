@@ -8,7 +8,7 @@ import { logFn, newLogger } from '../kube/log.js';
 import { Manager, METRICS_PREFIX } from '../kube/manager.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
-import { MirrorRest } from '../servicemirror/mirror-rest.js';
+import { KubeRest } from '../kube/rest.js';
 import { parseProbeAddressOverride, type ProbeAddressOverride } from '../servicemirror/probe.js';
 import { durationFlag, fail, intFlag, loadKubeConfig } from './common.js';
 import { formatDuration } from '../servicemirror/gateway-events.js';
@@ -92,7 +92,7 @@ export function serviceMirrorCommand(program: Command): void {
 async function run(flags: Flags): Promise<void> {
     if (flags.dnsMinTtl > flags.dnsMaxTtl) throw new Error('--dns-min-ttl must not be longer than --dns-max-ttl');
     const logger = newLogger(flags.logLevel);
-    const rest = new MirrorRest(loadKubeConfig(flags.kubeconfig));
+    const rest = new KubeRest(loadKubeConfig(flags.kubeconfig));
     const manager = new Manager({
         rest,
         logger,

@@ -62,12 +62,12 @@ describe('local control plane', () => {
 
     it('sends DeleteOptions whole: a uid precondition is enforced and the next request still works', async () => {
         const ns = await cluster.namespace();
-        const cm = await cluster.admin.create<{ metadata: { uid: string } }>(collectionPath(ConfigMaps, ns), { metadata: { name: 'x' } });
+        const cm = await cluster.admin.create<{ metadata: { name?: string; uid?: string } }>(collectionPath(ConfigMaps, ns), { metadata: { name: 'x' } });
         const wrong = await cluster.admin
             .delete(objectPath(ConfigMaps, ns, 'x'), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-its-uid' } })
             .catch((e: ApiError) => e);
         assert.ok(wrong instanceof ApiError && wrong.code === 409, 'the precondition was read and failed');
-        await cluster.admin.delete(objectPath(ConfigMaps, ns, 'x'), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: cm.metadata.uid } });
+        await cluster.admin.delete(objectPath(ConfigMaps, ns, 'x'), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: cm.metadata.uid! } });
         const gone = await cluster.admin.get(objectPath(ConfigMaps, ns, 'x')).catch((e: unknown) => e);
         assert.ok(isNotFound(gone));
     });

@@ -16,13 +16,13 @@ import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
 import { ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
 import type { LinkStatus } from '../../src/servicemirror/link.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
-import { MirrorRest } from '../../src/servicemirror/mirror-rest.js';
+import { KubeRest } from '../../src/kube/rest.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { startTestCluster, type TestCluster } from '../../src/testing/harness.js';
 
 /** A client that remembers every write it sends (Events aside): the evidence for "writes nothing". */
-export class RecordingRest extends MirrorRest {
+export class RecordingRest extends KubeRest {
     readonly writes: { method: string; path: string; at: number }[] = [];
     override request<T>(method: string, path: string, o?: RequestOpts): Promise<T> {
         if (method !== 'GET' && !path.includes('/events')) this.writes.push({ method, path, at: Date.now() });
