@@ -1,0 +1,85 @@
+// Benchmark 1: the pure planners, no I/O. planSlices for one Service of 1 000, 10 000 and
+// 50 000 endpoints (initial plan, no-op re-plan against the applied result, one endpoint
+// changed), and desiredGroupsForService for 10 000 ExternalWorkloads. The applied result comes
+// from the endpointslice testkit's FakeApiserver, i.e. slices in the form the apiserver stores.
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { planSlices } from '../src/endpointslice/reconciler.js';
+import { deepFreeze, FakeApiserver, group, makeEndpoint, makeInput, range } from '../src/endpointslice/testkit.js';
+import type { ReconcileInput, SlicePlan } from '../src/endpointslice/types.js';
+import { desiredGroupsForService } from '../src/externalworkloads/desired.js';
+import { ipv4, makeService, makeWorkload } from '../src/externalworkloads/testkit.js';
+import { timeRuns, type Report } from './stats.js';
+
+const BENCHMARK = 'planner';
+/** The controllers' default slice size. */
+const MAX_ENDPOINTS_PER_SLICE = 100;
+
+/** Warm-up and measured runs per size: enough for a stable median within a few seconds. */
+const SIZES = [
+    { endpoints: 1_000, warmup: 5, runs: 30 },
+    { endpoints: 10_000, warmup: 3, runs: 15 },
+    { endpoints: 50_000, warmup: 2, runs: 8 },
+];
+
+const writesOf = (plan: SlicePlan) => plan.creates.length + plan.updates.length + plan.deletes.length;
+const writeDetail = (plan: SlicePlan) => ({
+    'writes planned': writesOf(plan),
+    creates: plan.creates.length,
+    updates: plan.updates.length,
+    deletes: plan.deletes.length,
+});
+
+function inputFor(count: number, existing: V1EndpointSlice[], notReady?: number): ReconcileInput {
+    const endpoints = range(0, count).map((i) =>
+        i === notReady ? makeEndpoint(i, { conditions: { ready: false, serving: true, terminating: false } }) : makeEndpoint(i),
+    );
+    // Frozen like the informer-cache objects the planner is handed: it must not mutate them.
+    return deepFreeze(makeInput({ desired: [group(endpoints)], existing, maxEndpointsPerSlice: MAX_ENDPOINTS_PER_SLICE }));
+}
+
+/** Times `plan` and reports the writes of its last run (every run plans the same). */
+function measure(report: Report, what: string, count: number, warmup: number, runs: number, plan: () => SlicePlan): SlicePlan {
+    let last: SlicePlan | undefined;
+    const samples = timeRuns(() => (last = plan()), warmup, runs);
+    report.timing(BENCHMARK, what, count, 'endpoints', samples, writeDetail(last!));
+    return last!;
+}
+
+function planSlicesBenchmark(report: Report): void {
+    for (const { endpoints: count, warmup, runs } of SIZES) {
+        const initialInput = inputFor(count, []);
+        const initial = measure(report, 'planSlices initial plan (no slices yet)', count, warmup, runs, () => planSlices(initialInput));
+        report.value(BENCHMARK, 'writes planned by the initial plan', count, 'endpoints', writesOf(initial), 'writes', count / MAX_ENDPOINTS_PER_SLICE);
+
+        const applied = new FakeApiserver().apply(initial);
+        const noopInput = { ...initialInput, existing: applied };
+        const noop = measure(report, 'planSlices no-op re-plan (against the applied result)', count, warmup, runs, () => planSlices(noopInput));
+        report.value(BENCHMARK, 'writes planned by the no-op re-plan', count, 'endpoints', writesOf(noop), 'writes', 0);
+
+        const changedInput = inputFor(count, applied, Math.floor(count / 2));
+        const changed = measure(report, 'planSlices re-plan with one endpoint turned not ready', count, warmup, runs, () => planSlices(changedInput));
+        report.value(BENCHMARK, 'writes planned for one changed endpoint', count, 'endpoints', writesOf(changed), 'writes', 1);
+    }
+}
+
+function desiredGroupsBenchmark(report: Report): void {
+    const count = 10_000;
+    const service = deepFreeze(makeService());
+    const workloads = deepFreeze(range(0, count).map((i) => makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] })));
+    let endpoints = 0;
+    let problems = 0;
+    const samples = timeRuns(() => {
+        const desired = desiredGroupsForService(service, workloads);
+        endpoints = desired.groups.reduce((n, g) => n + g.endpoints.length, 0);
+        problems = desired.problems.length;
+    }, 3, 15);
+    report.timing(BENCHMARK, 'desiredGroupsForService (one Service selecting every workload)', count, 'workloads', samples, {
+        'endpoints desired': endpoints,
+        problems,
+    });
+}
+
+export function runPlannerBenchmarks(report: Report): void {
+    planSlicesBenchmark(report);
+    desiredGroupsBenchmark(report);
+}
