@@ -1,7 +1,14 @@
 // What every mesh-endpoints command shares: loading a kubeconfig, parsing flag values,
 // and turning a failure into a message and a non-zero exit.
 import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { EventRecorder, type EventSink } from '../kube/events.js';
+import { defaultIdentity } from '../kube/leaderelection.js';
+import { logFn, newLogger, type Logger } from '../kube/log.js';
+import { Manager, METRICS_PREFIX, type Runnable } from '../kube/manager.js';
+import { KubeRest } from '../kube/rest.js';
+import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { formatDuration } from '../servicemirror/gateway-events.js';
 import { parseDurationMs } from '../servicemirror/link.js';
 
 /** --kubeconfig, else in-cluster config, else the default kubeconfig ($KUBECONFIG, ~/.kube/config). */
@@ -31,4 +38,71 @@ export function intFlag(min: number, max: number) {
 export function fail(err: unknown): never {
     process.stderr.write(`mesh-endpoints: ${(err as Error).message ?? String(err)}\n`);
     process.exit(1);
+}
+
+/** A duration flag whose default shows as "5s" in --help, not as milliseconds. */
+export function durationOption(flags: string, description: string, defaultMs: number): Option {
+    return new Option(flags, description).argParser(durationFlag).default(defaultMs, formatDuration(defaultMs));
+}
+
+/** Flags every controller process has: where it runs, who it is, how it elects and logs. */
+export interface ControllerFlags {
+    kubeconfig?: string;
+    namespace: string;
+    identity: string;
+    adminAddr: string;
+    leaseDuration: number;
+    renewDeadline: number;
+    retryPeriod: number;
+    logLevel: string;
+}
+
+export function controllerOptions(command: Command, defaults: { namespace: string; adminAddr: string }, namespaceHelp: string): Command {
+    return command
+        .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG or ~/.kube/config)')
+        .option('--namespace <ns>', namespaceHelp, process.env.POD_NAMESPACE ?? defaults.namespace)
+        .option('--identity <id>', 'leader election identity', process.env.POD_NAME ?? defaultIdentity())
+        .option('--admin-addr <host:port>', 'serve /metrics, /healthz and /readyz here (port 0: pick one)', defaults.adminAddr)
+        .addOption(durationOption('--lease-duration <duration>', 'leader election lease duration', 15_000))
+        .addOption(durationOption('--renew-deadline <duration>', 'leader election renew deadline', 10_000))
+        .addOption(durationOption('--retry-period <duration>', 'leader election retry period', 2_000))
+        .option('--log-level <level>', 'trace, debug, info, warn or error', 'info');
+}
+
+export interface ControllerContext {
+    rest: KubeRest;
+    logger: Logger;
+    manager: Manager;
+    queueMetrics: WorkQueueMetrics;
+    events: EventSink;
+}
+
+/** Runs one controller under a manager with leader election until SIGTERM/SIGINT. */
+export async function runController(
+    flags: ControllerFlags,
+    leaseName: string,
+    component: string,
+    build: (ctx: ControllerContext) => Runnable,
+): Promise<void> {
+    const logger = newLogger(flags.logLevel);
+    const rest = new KubeRest(loadKubeConfig(flags.kubeconfig));
+    const manager = new Manager({
+        rest,
+        logger,
+        adminAddr: flags.adminAddr,
+        leaderElection: {
+            namespace: flags.namespace,
+            name: leaseName,
+            identity: flags.identity,
+            leaseDurationMs: flags.leaseDuration,
+            renewDeadlineMs: flags.renewDeadline,
+            retryPeriodMs: flags.retryPeriod,
+        },
+    });
+    const queueMetrics = new WorkQueueMetrics(manager.registry, METRICS_PREFIX.replace(/_$/, ''));
+    const events = new EventRecorder(rest, component, logFn(logger.child({ component: 'events' })));
+    manager.add(build({ rest, logger, manager, queueMetrics, events }));
+    manager.handleSignals();
+    await manager.start();
+    if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);
 }

@@ -14,10 +14,10 @@ import type { Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import { EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
-import { NotLeaderError, SliceWriter } from '../kube/slice-writer.js';
+import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
-import { runWorkers, WorkQueue } from '../kube/workqueue.js';
-import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { LeaderQueue } from '../kube/leader-queue.js';
 import { desiredGroupsForService, selectsWorkload } from './desired.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { parseExternalWorkloads, WORKLOAD_API_VERSION, WORKLOAD_KIND, type ExternalWorkload, type WorkloadProblem } from './types.js';
@@ -42,9 +42,6 @@ export interface ExternalWorkloadsOptions {
     resyncMs?: number;
 }
 
-/** The informer holds a slice older than one we wrote: planning now would undo our write. */
-class StaleCacheError extends Error {}
-
 type Key = string;
 const keyOf = (namespace: string, name: string): Key => `${namespace}/${name}`;
 
@@ -59,8 +56,7 @@ export class ExternalWorkloadsController implements Runnable {
     private readonly writer: SliceWriter;
     private readonly managedBy: string;
     private readonly log: Logger;
-    private queue: WorkQueue<Key> | undefined;
-    private workers: Promise<void> | undefined;
+    private readonly queue: LeaderQueue<Key>;
     /** Problems already reported: workload, reason and message. */
     private readonly reported = new Set<string>();
 
@@ -86,6 +82,15 @@ export class ExternalWorkloadsController implements Runnable {
             fieldManager: this.managedBy,
             changes: this.metrics.changes,
         });
+        this.queue = new LeaderQueue<Key>({
+            name: this.name,
+            metrics: opts.queueMetrics,
+            // Upstream's 1 s base: a failing Service should not hammer the apiserver.
+            rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
+            workers: opts.workers ?? 2,
+            sync: (key) => this.syncService(key),
+            log: this.log,
+        });
         this.registerHandlers();
     }
 
@@ -94,7 +99,7 @@ export class ExternalWorkloadsController implements Runnable {
     }
 
     private registerHandlers(): void {
-        const enqueueService = (svc: KubeObject) => this.queue?.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+        const enqueueService = (svc: KubeObject) => this.queue.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
         this.services.on({ add: enqueueService, update: (_, svc) => enqueueService(svc), delete: enqueueService });
 
         const enqueueSelecting = (...workloads: KubeObject[]) => {
@@ -104,7 +109,7 @@ export class ExternalWorkloadsController implements Runnable {
                     if (selectsWorkload(svc, w as ExternalWorkload)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
                 }
             }
-            for (const key of keys) this.queue?.addAfter(key, this.batchMs);
+            for (const key of keys) this.queue.addAfter(key, this.batchMs);
         };
         this.workloads.on({
             add: (w) => enqueueSelecting(w),
@@ -123,16 +128,16 @@ export class ExternalWorkloadsController implements Runnable {
         this.slices.on({
             add: (slice) => {
                 const key = sliceOwnerKey(slice);
-                if (key && this.tracker.shouldSync(slice)) this.queue?.addAfter(key, sliceDelay);
+                if (key && this.tracker.shouldSync(slice)) this.queue.addAfter(key, sliceDelay);
             },
             update: (old, slice) => {
                 const [oldKey, key] = [sliceOwnerKey(old), sliceOwnerKey(slice)];
-                if (oldKey !== key && oldKey) this.queue?.addAfter(oldKey, sliceDelay);
-                if (key && (oldKey !== key || this.tracker.shouldSync(slice))) this.queue?.addAfter(key, sliceDelay);
+                if (oldKey !== key && oldKey) this.queue.addAfter(oldKey, sliceDelay);
+                if (key && (oldKey !== key || this.tracker.shouldSync(slice))) this.queue.addAfter(key, sliceDelay);
             },
             delete: (slice) => {
                 const key = sliceOwnerKey(slice);
-                if (key && !this.tracker.handleDeletion(slice)) this.queue?.addAfter(key, sliceDelay);
+                if (key && !this.tracker.handleDeletion(slice)) this.queue.addAfter(key, sliceDelay);
             },
         });
     }
@@ -141,27 +146,11 @@ export class ExternalWorkloadsController implements Runnable {
         // What we tracked as a previous leader may have been changed by another since.
         this.tracker.reset();
         this.reported.clear();
-        const queue = new WorkQueue<Key>({
-            name: this.name,
-            metrics: this.opts.queueMetrics,
-            // Upstream's 1 s base: a failing Service should not hammer the apiserver.
-            rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
-        });
-        this.queue = queue;
-        for (const svc of this.services.store.list()) queue.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
-        this.workers = runWorkers(queue, this.opts.workers ?? 2, (key) => this.syncService(key), (failure) => {
-            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
-            this.log[level]({ service: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
-        });
+        this.queue.start(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
     }
 
-    async stopLeading(): Promise<void> {
-        const [queue, workers] = [this.queue, this.workers];
-        this.queue = undefined;
-        this.workers = undefined;
-        if (!queue) return;
-        await queue.shutDownWithDrain();
-        await workers;
+    stopLeading(): Promise<void> {
+        return this.queue.stop();
     }
 
     /** Converges the slices of one Service. Throws to be retried with backoff. */

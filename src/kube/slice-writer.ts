@@ -16,6 +16,11 @@ export class NotLeaderError extends Error {
     }
 }
 
+/** The informer holds a slice older than one we wrote: planning now would undo our write. */
+export class StaleCacheError extends Error {
+    override readonly name = 'StaleCacheError';
+}
+
 export interface SliceWriterOptions {
     rest: KubeRest;
     tracker: SliceTracker;

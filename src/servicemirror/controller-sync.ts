@@ -10,7 +10,7 @@ import type { SlicePlan } from '../endpointslice/types.js';
 import type { Informer } from '../kube/informer.js';
 import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
 import { collectionPath, objectPath, Services } from '../kube/resources.js';
-import { NotLeaderError, type SliceWriter } from '../kube/slice-writer.js';
+import { NotLeaderError, StaleCacheError, type SliceWriter } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import type { LinkWatch } from './controller-watch.js';
 import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
@@ -32,8 +32,6 @@ import type { MirrorOutcome } from './status.js';
 type LocalService = V1Service & KubeObject;
 type LocalSlice = V1EndpointSlice & KubeObject;
 
-/** The informer holds a slice older than one we wrote: planning now would undo our write. */
-export class StaleCacheError extends Error {}
 
 export interface MirrorSyncDeps {
     rest: KubeRest;

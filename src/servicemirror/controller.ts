@@ -22,12 +22,12 @@ import type { Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import { EndpointSlices, Links, Namespaces, Secrets, Services } from '../kube/resources.js';
-import { NotLeaderError, SliceWriter } from '../kube/slice-writer.js';
+import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
-import { runWorkers, WorkQueue } from '../kube/workqueue.js';
+import { LeaderQueue } from '../kube/leader-queue.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { LinkStatusBook } from './controller-status.js';
-import { MirrorSync, StaleCacheError } from './controller-sync.js';
+import { MirrorSync } from './controller-sync.js';
 import { LinkWatch } from './controller-watch.js';
 import { mirrorKey, registerLocalHandlers } from './controller-events.js';
 import { LinkLifecycle } from './controller-links.js';
@@ -86,12 +86,19 @@ export class ServiceMirrorController implements Runnable {
     private readonly lifecycle: LinkLifecycle;
     private readonly reports = new GatewayReports();
     private readonly log: Logger;
-    private queue: WorkQueue<Key> | undefined;
-    private workers: Promise<void> | undefined;
+    private readonly queue: LeaderQueue<Key>;
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
         this.policy = { ...DEFAULT_DNS_POLICY, ...opts.dnsPolicy };
+        this.queue = new LeaderQueue<Key>({
+            name: this.name,
+            metrics: opts.queueMetrics,
+            rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
+            workers: opts.workers ?? 2,
+            sync: (key) => this.sync(key),
+            log: this.log,
+        });
         const log = logFn(this.log);
         const common = { resyncMs: opts.resyncMs, log };
         this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
@@ -129,7 +136,7 @@ export class ServiceMirrorController implements Runnable {
             isLeader: opts.isLeader,
             metrics: this.metrics,
             policy: this.policy,
-            statusChanged: (link) => this.queue?.addAfter(`status/${link}`, opts.statusDelayMs ?? 500),
+            statusChanged: (link) => this.queue.addAfter(`status/${link}`, opts.statusDelayMs ?? 500),
             event: (link, event) => this.event(link, event),
             logger: this.log,
         });
@@ -153,7 +160,7 @@ export class ServiceMirrorController implements Runnable {
                 logger: this.log,
             },
             hooks: (link) => ({
-                remoteServiceChanged: (ns, name) => this.queue?.add(mirrorKey(link, ns, name)),
+                remoteServiceChanged: (ns, name) => this.queue.add(mirrorKey(link, ns, name)),
                 synced: () => this.enqueueLink(link, true),
                 gatewayNameChanged: (_name, state) => this.onGatewayName(link, state),
                 livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
@@ -164,8 +171,8 @@ export class ServiceMirrorController implements Runnable {
                 this.status.forget(link);
                 this.reports.forget(link);
             },
-            retry: (key, ms) => this.queue?.addAfter(key, ms),
-            unlink: (cluster) => this.queue?.add(`unlink/${cluster}`),
+            retry: (key, ms) => this.queue.addAfter(key, ms),
+            unlink: (cluster) => this.queue.add(`unlink/${cluster}`),
             retryMs: opts.linkRetryMs ?? 10_000,
         });
         registerLocalHandlers({
@@ -176,7 +183,7 @@ export class ServiceMirrorController implements Runnable {
             namespaces: this.namespaces,
             tracker: this.tracker,
             lifecycle: this.lifecycle,
-            queue: () => this.queue,
+            queue: () => this.queue.active,
         });
     }
 
@@ -190,15 +197,15 @@ export class ServiceMirrorController implements Runnable {
         const watch = this.lifecycle.get(link);
         if (!watch?.synced) return;
         for (const svc of watch.services.store.list()) {
-            if (all || exportMode(svc, watch.link) === 'mirror') this.queue?.add(mirrorKey(link, svc.metadata!.namespace!, svc.metadata!.name!));
+            if (all || exportMode(svc, watch.link) === 'mirror') this.queue.add(mirrorKey(link, svc.metadata!.namespace!, svc.metadata!.name!));
         }
         if (all) {
             const cluster = watch.link.spec.targetClusterName;
             for (const local of this.services.store.byLabel(CLUSTER_NAME_LABEL, cluster)) {
                 const remote = remoteServiceName(local.metadata!.name!, cluster);
-                if (remote) this.queue?.add(mirrorKey(link, local.metadata!.namespace!, remote));
+                if (remote) this.queue.add(mirrorKey(link, local.metadata!.namespace!, remote));
             }
-            this.queue?.add(`status/${link}`);
+            this.queue.add(`status/${link}`);
         }
     }
 
@@ -206,7 +213,7 @@ export class ServiceMirrorController implements Runnable {
         for (const event of this.reports.changed(link, state, Date.now(), this.policy)) this.event(link, event);
         // Only slices whose content changes are written: planSlices compares each one.
         this.enqueueLink(link, false);
-        this.queue?.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
+        this.queue.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
     }
 
     private onLiveness(link: string, alive: boolean, detail: string): void {
@@ -223,28 +230,12 @@ export class ServiceMirrorController implements Runnable {
     startLeading(): void {
         // What we tracked as a previous leader may have been changed by another since.
         this.tracker.reset();
-        const queue = new WorkQueue<Key>({
-            name: this.name,
-            metrics: this.opts.queueMetrics,
-            rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
-        });
-        this.queue = queue;
-        for (const link of this.links.store.list()) queue.add(`watch/${link.metadata!.name!}`);
-        this.workers = runWorkers(queue, this.opts.workers ?? 2, (key) => this.sync(key), (failure) => {
-            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
-            this.log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
-        });
+        this.queue.start(this.links.store.list().map((link) => `watch/${link.metadata!.name!}`));
     }
 
     /** Stops taking work and every remote watch; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
-        const [queue, workers] = [this.queue, this.workers];
-        this.queue = undefined;
-        this.workers = undefined;
-        if (queue) {
-            await queue.shutDownWithDrain();
-            await workers;
-        }
+        await this.queue.stop();
         await this.lifecycle.stopAll();
     }
 

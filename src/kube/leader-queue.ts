@@ -1,0 +1,59 @@
+// The work of a controller exists only while its replica leads: a fresh queue and workers
+// on every term (nothing queued by an earlier term survives it), drained when the term
+// ends. Events that arrive while not leading are dropped; the next term starts from all keys.
+import type { Logger } from './log.js';
+import type { RateLimiter } from './ratelimit.js';
+import { StaleCacheError } from './slice-writer.js';
+import { runWorkers, WorkQueue } from './workqueue.js';
+import type { WorkQueueMetrics } from './workqueue-metrics.js';
+
+export interface LeaderQueueOptions<K extends string> {
+    name: string;
+    metrics: WorkQueueMetrics;
+    rateLimiter: RateLimiter;
+    workers: number;
+    sync: (key: K) => Promise<void>;
+    log: Logger;
+}
+
+export class LeaderQueue<K extends string> {
+    private queue: WorkQueue<K> | undefined;
+    private workers: Promise<void> | undefined;
+
+    constructor(private readonly opts: LeaderQueueOptions<K>) {}
+
+    /** The queue of the current term, if leading. */
+    get active(): WorkQueue<K> | undefined {
+        return this.queue;
+    }
+
+    add(key: K): void {
+        this.queue?.add(key);
+    }
+
+    addAfter(key: K, delayMs: number): void {
+        this.queue?.addAfter(key, delayMs);
+    }
+
+    start(keys: Iterable<K>): void {
+        const { name, metrics, rateLimiter, workers, sync, log } = this.opts;
+        const queue = new WorkQueue<K>({ name, metrics, rateLimiter });
+        this.queue = queue;
+        for (const key of keys) queue.add(key);
+        this.workers = runWorkers(queue, workers, sync, (failure) => {
+            // A stale cache is expected right after our own writes; it retries quietly.
+            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
+            log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
+        });
+    }
+
+    /** Stops taking work and waits for the items in hand. */
+    async stop(): Promise<void> {
+        const [queue, workers] = [this.queue, this.workers];
+        this.queue = undefined;
+        this.workers = undefined;
+        if (!queue) return;
+        await queue.shutDownWithDrain();
+        await workers;
+    }
+}
