@@ -1,32 +1,10 @@
-// Local control planes for the benchmarks (src/testing/cluster.ts), without node:test: the
-// harness's startTestCluster registers its cleanup as a test hook, which a plain script has
-// no runner for. Here the caller stops each cluster in a finally; a watchdog brings it down
-// if this process dies first (killed, crashed), and Cleanups runs on SIGINT/SIGTERM.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { KubeRest } from '../src/kube/rest.js';
-import { collectionPath, Namespaces } from '../src/kube/resources.js';
-import { clustersRoot, down, up, type ClusterState } from '../src/testing/cluster.js';
-import { kubeConfigFor, type TestCluster } from '../src/testing/harness.js';
+// Local control planes for the benchmarks, without node:test (startTestCluster's cleanup is a
+// test hook): the caller stops each cluster in a finally; the harness's watchdog brings it
+// down if this process dies first, and Cleanups runs on SIGINT/SIGTERM.
+import { down } from '../src/testing/cluster.js';
+import { startLocalCluster, type LocalCluster } from '../src/testing/harness.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-export interface BenchCluster extends TestCluster {
-    /** Closes the admin client and brings the cluster down (etcd data removed). */
-    stop(): Promise<void>;
-}
-
-/** Stops the cluster once this process is gone, whatever the way it went. */
-function watchdog(name: string): void {
-    const dir = join(clustersRoot(), name);
-    const cli = join(repoRoot, 'src/testing/cluster-cli.ts');
-    const script =
-        `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ` +
-        `[ -d '${dir}' ] && cd '${repoRoot}' && exec node --import tsx '${cli}' down '${name}'`;
-    spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
-}
+export type BenchCluster = LocalCluster;
 
 /** `bench-<pid>-<suffix>`: unique per run, and recognisable as a benchmark's. */
 export function benchClusterName(suffix: string): string {
@@ -34,37 +12,22 @@ export function benchClusterName(suffix: string): string {
 }
 
 export async function startBenchCluster(name: string, cleanups: Cleanups): Promise<BenchCluster> {
-    watchdog(name);
-    // Registered before `up` returns, so a signal during start-up still brings it down.
+    // Registered before the cluster is up, so a signal during start-up still brings it down.
     const unregister = cleanups.add(() => down(name));
-    let state: ClusterState;
     try {
-        state = await up(name, process.pid);
+        const cluster = await startLocalCluster(name);
+        return {
+            ...cluster,
+            async stop() {
+                unregister();
+                await cluster.stop();
+            },
+        };
     } catch (err) {
         unregister();
         await down(name);
         throw err;
     }
-    const admin = new KubeRest(kubeConfigFor(state));
-    let counter = 0;
-    return {
-        state,
-        admin,
-        kubeConfig: (server?: string) => kubeConfigFor(state, server),
-        async namespace(prefix = 'bench') {
-            const ns = `${prefix}-${++counter}-${randomBytes(2).toString('hex')}`;
-            await admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
-            return ns;
-        },
-        serviceAccountClient() {
-            return Promise.reject(new Error('the benchmarks act as admin only'));
-        },
-        async stop() {
-            unregister();
-            admin.close();
-            await down(name);
-        },
-    };
 }
 
 /** What must run if the process is interrupted in the middle of a benchmark. */

@@ -41,16 +41,16 @@ export function kubeConfigFor(state: ClusterState, server = state.server): KubeC
     return kc;
 }
 
-/** Call at the top level of a test file (top-level await), so the cleanup runs after the whole file. */
-export async function startTestCluster(prefix: string): Promise<TestCluster> {
-    const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
+/** A local cluster owned by this process: the watchdog brings it down if the process dies. */
+export interface LocalCluster extends TestCluster {
+    /** Closes the admin client and brings the cluster down (its data removed). */
+    stop(): Promise<void>;
+}
+
+export async function startLocalCluster(name: string): Promise<LocalCluster> {
     watchdog(name);
     const state = await up(name, process.pid);
     const admin = new KubeRest(kubeConfigFor(state));
-    after(async () => {
-        admin.close();
-        await down(name);
-    });
     let counter = 0;
     return {
         state,
@@ -73,7 +73,18 @@ export async function startTestCluster(prefix: string): Promise<TestCluster> {
             kc.loadFromString(kubeconfigForToken(state, `${namespace}-${saName}`, review.status.token));
             return new KubeRest(kc);
         },
+        async stop() {
+            admin.close();
+            await down(name);
+        },
     };
+}
+
+/** Call at the top level of a test file (top-level await), so the cleanup runs after the whole file. */
+export async function startTestCluster(prefix: string): Promise<TestCluster> {
+    const cluster = await startLocalCluster(`t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40));
+    after(() => cluster.stop());
+    return cluster;
 }
 
 /** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
