@@ -2,6 +2,7 @@
 // versions and turned into one typed, defaulted value the service mirror can trust.
 // Owns: the Link/LinkStatus types, parseLink, probe duration parsing. Must not do I/O, read
 // the clock or resolve gateway names (that is src/dns/); label selectors live in selector.ts.
+import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { z } from 'zod';
 import { type LabelSelector, labelSelectorSchema, selectorProblem } from './selector.js';
 
@@ -79,21 +80,8 @@ export interface ServiceStatus {
     conditions?: LinkCondition[];
 }
 
-/**
- * Our addition to Linkerd's status: how each gateway name resolved. No peer shows this, and
- * without it a stale or failing resolution (Linkerd #5343, #10635) is invisible to users.
- */
-export interface GatewayResolutionStatus {
-    /** One comma-separated part of gatewayAddress, as written (IP literal or hostname). */
-    name: string;
-    /** Canonical IPs currently published for this name, last good result kept on failure. */
-    addresses: string[];
-    ttlSeconds?: number;
-    resolvedAt?: string;
-    nextRefreshAt?: string;
-    lastError?: string;
-    lastErrorAt?: string;
-}
+/** One gatewayAddress entry in the Link status: the shape src/dns builds. */
+export type GatewayResolutionStatus = GatewayNameStatus;
 
 export interface LinkStatus {
     mirrorServices?: ServiceStatus[];
