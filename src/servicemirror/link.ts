@@ -80,7 +80,11 @@ export interface ServiceStatus {
     conditions?: LinkCondition[];
 }
 
-/** One gatewayAddress entry in the Link status: the shape src/dns builds. */
+/**
+ * Our addition to Linkerd's status: how each gateway name resolved (the shape src/dns builds).
+ * No peer shows this, and without it a stale or failing resolution (Linkerd #5343, #10635)
+ * is invisible to users.
+ */
 export type GatewayResolutionStatus = GatewayNameStatus;
 
 export interface LinkStatus {
