@@ -108,7 +108,7 @@ export class LinkLifecycle {
     async unlink(cluster: string): Promise<void> {
         if (this.forCluster(cluster)) return;
         if (this.deps.links.store.list().some((obj) => targetOf(obj) === cluster)) return;
-        const removed = await this.deps.mirrors.deleteClusterMirrors(cluster);
+        const removed = await this.deps.mirrors.deleteClusterMirrors(cluster, this.deps.namespace);
         this.deps.logger.info({ cluster, removed }, 'removed the mirrors of an unlinked cluster');
     }
 

@@ -17,6 +17,7 @@ import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
 import {
     buildMirrorService,
     CLUSTER_NAME_LABEL,
+    LINK_ANNOTATION,
     exportMode,
     hasReadyEndpoints,
     isMirrorOf,
@@ -214,11 +215,17 @@ export class MirrorSync {
     }
 
     /** Every mirror and slice of one cluster name: its Link is gone. */
-    async deleteClusterMirrors(cluster: string): Promise<number> {
-        const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster);
+    /** Mirrors that name a Link of another namespace belong to that namespace's controller. */
+    async deleteClusterMirrors(cluster: string, linkNamespace: string): Promise<number> {
+        const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster).filter((svc) => {
+            const link = svc.metadata?.annotations?.[LINK_ANNOTATION];
+            return link === undefined || link.startsWith(`${linkNamespace}/`);
+        });
         for (const svc of services) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
         // Slices whose Service is already gone.
-        const leftover = this.deps.slices.store.byLabel(CLUSTER_NAME_LABEL, cluster);
+        const leftover = this.deps.slices.store
+            .byLabel(CLUSTER_NAME_LABEL, cluster)
+            .filter((slice) => !this.deps.services.store.get(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME] ?? ''));
         if (leftover.length > 0) await this.deps.writer.apply(emptyPlan(leftover));
         return services.length;
     }

@@ -33,7 +33,7 @@ import { mirrorKey, registerLocalHandlers } from './controller-events.js';
 import { LinkLifecycle } from './controller-links.js';
 import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
 import type { LinkStatus } from './link.js';
-import { CLUSTER_NAME_LABEL, exportMode, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, remoteServiceName } from './mirror.js';
+import { CLUSTER_NAME_LABEL, exportMode, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, remoteServiceName } from './mirror.js';
 import { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeAddressOverride } from './probe.js';
 
@@ -230,7 +230,21 @@ export class ServiceMirrorController implements Runnable {
     startLeading(): void {
         // What we tracked as a previous leader may have been changed by another since.
         this.tracker.reset();
-        this.queue.start(this.links.store.list().map((link) => `watch/${link.metadata!.name!}`));
+        this.queue.start([
+            ...this.links.store.list().map((link) => `watch/${link.metadata!.name!}`),
+            ...this.clustersOfDeletedLinks().map((cluster) => `unlink/${cluster}`),
+        ]);
+    }
+
+    /** Clusters whose mirrors name a Link of our namespace that no longer exists (deleted while no replica led). */
+    private clustersOfDeletedLinks(): string[] {
+        const clusters = new Set<string>();
+        for (const svc of this.services.store.list()) {
+            const [namespace, name] = (svc.metadata?.annotations?.[LINK_ANNOTATION] ?? '').split('/');
+            const cluster = svc.metadata?.labels?.[CLUSTER_NAME_LABEL];
+            if (namespace === this.opts.namespace && name && cluster && !this.links.store.get(namespace, name)) clusters.add(cluster);
+        }
+        return [...clusters];
     }
 
     /** Stops taking work and every remote watch; mirrors stay as they are for the next leader. */

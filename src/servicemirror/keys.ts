@@ -39,6 +39,13 @@ export const DEFAULT_REMOTE_DISCOVERY_SELECTOR: LabelSelector = { matchLabels: {
 export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDERATED_LABEL]: 'member' } };
 
 /** endpointslice.kubernetes.io/managed-by of the mirror's slices: ours, not Linkerd's or kube's. */
+/**
+ * Ours, on every mirror Service: the namespace/name of the Link it serves. A controller that
+ * starts after its Link was deleted finds the mirrors the Link left by it, and never touches
+ * the mirrors of another namespace's Links (or another mirror controller's).
+ */
+export const LINK_ANNOTATION = 'mesh-endpoints.io/link';
+
 export const MIRROR_SLICE_MANAGED_BY = 'service-mirror.mesh-endpoints.io';
 
 /**

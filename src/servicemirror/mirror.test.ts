@@ -174,7 +174,7 @@ describe('the mirror Service', () => {
         assert.equal(labels['example.com'], 'e');
     });
 
-    it('copies remote annotations except excluded and topology ones, and adds the fq-name and resource version', () => {
+    it('copies remote annotations except excluded and topology ones, and adds the fq-name, resource version and Link', () => {
         const l = link({ excludedAnnotations: ['secret.example.com/*', 'note'], targetClusterDomain: 'east.example' });
         const mirror = buildMirrorService(
             remoteService(exported, {}, {
@@ -190,6 +190,7 @@ describe('the mirror Service', () => {
             keep: 'k',
             'mirror.linkerd.io/remote-svc-fq-name': 'service-one.ns1.svc.east.example',
             'mirror.linkerd.io/remote-resource-version': '111',
+            'mesh-endpoints.io/link': 'linkerd-multicluster/remote',
         });
     });
 

@@ -7,6 +7,7 @@ import type { Link } from './link.js';
 import {
     CLUSTER_NAME_LABEL,
     DROPPED_ANNOTATIONS,
+    LINK_ANNOTATION,
     MIRROR_PREFIX,
     MIRRORED_SERVICE_LABEL,
     OPAQUE_PORTS_ANNOTATION,
@@ -145,6 +146,7 @@ function mirrorAnnotations(remote: V1Service, link: Link): Record<string, string
     }
     annotations[REMOTE_SVC_FQ_NAME_ANNOTATION] = remoteFqName(remote, link);
     annotations[REMOTE_RESOURCE_VERSION_ANNOTATION] = remote.metadata?.resourceVersion ?? '';
+    annotations[LINK_ANNOTATION] = `${link.metadata.namespace}/${link.metadata.name}`;
     return annotations;
 }
 

@@ -158,6 +158,23 @@ describe('service mirror', () => {
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
     });
 
+    it('removes on start the mirrors of a Link deleted while no controller ran, and leaves other namespaces\' Links alone', async () => {
+        const otherLinkNs = await env.local.namespace('mc');
+        const first = await runServiceMirror(env, otherLinkNs);
+        await createLink(env, otherLinkNs, { name: 'offline', gatewayAddress: '192.0.2.40' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('both Links mirror it', async () =>
+            (await endpointsOf(env, ns, 'web-offline')).length === 1 && (await endpointsOf(env, ns, 'web-east')).length === 1,
+        );
+        await first.stop();
+        await env.local.admin.delete(objectPath(Links, otherLinkNs, 'offline'));
+        const second = await runServiceMirror(env, otherLinkNs);
+        await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-offline')) && (await mirrorSlices(env, ns, 'web-offline')).length === 0);
+        assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready'], "the other namespace's Link keeps its mirror");
+        await second.stop();
+    });
+
     it('waits for a missing credentials Secret with a Warning Event, and serves the Link once it exists', async () => {
         await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'late', gatewayAddress: '192.0.2.30' }, 'late-creds'));
         await eventually('the MissingCredentials Event', () => hasEvent(env, linkNs, 'late', 'MissingCredentials', 'late-creds not found'));
