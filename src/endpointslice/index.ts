@@ -19,3 +19,4 @@ export {
     type SliceMeta,
 } from './slice.js';
 export { SliceTracker, type TrackedService } from './tracker.js';
+export { sliceProblems } from './validate.js';

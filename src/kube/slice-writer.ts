@@ -1,11 +1,13 @@
 // Executes a SlicePlan against the apiserver: creates, then updates, then deletes, as
-// upstream does (new endpoints are served before old ones go). Every write first asks
+// upstream does (new endpoints are served before old ones go). A slice the apiserver would
+// reject is never sent (validate.ts); the plan fails whole instead. Every write first asks
 // the leader guard, so a replica that lost its lease writes nothing; every success is
 // recorded in the tracker, so the events our writes cause are recognised as ours.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Counter } from 'prom-client';
 import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
+import { sliceProblems } from '../endpointslice/validate.js';
 import { isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 
@@ -19,6 +21,11 @@ export class NotLeaderError extends Error {
 /** The informer holds a slice older than one we wrote: planning now would undo our write. */
 export class StaleCacheError extends Error {
     override readonly name = 'StaleCacheError';
+}
+
+/** A planned slice the apiserver would reject: a bug of ours, never sent. */
+export class InvalidSliceError extends Error {
+    override readonly name = 'InvalidSliceError';
 }
 
 export interface SliceWriterOptions {
@@ -37,11 +44,21 @@ export class SliceWriter {
         if (!this.opts.isLeader()) throw new NotLeaderError();
     }
 
+    private validate(slice: V1EndpointSlice): void {
+        const problems = sliceProblems(slice);
+        if (problems.length > 0) {
+            const { namespace, name, generateName } = slice.metadata ?? {};
+            throw new InvalidSliceError(`EndpointSlice ${namespace}/${name ?? `${generateName}*`} not written: ${problems.join('; ')}`);
+        }
+    }
+
     /** Applies the plan in order; the first failure stops it (the sync is retried). */
     async apply(plan: SlicePlan): Promise<number> {
         const { rest, tracker, changes } = this.opts;
         const query = { fieldManager: this.opts.fieldManager };
         let writes = 0;
+        // Checked before the first write, so an invalid plan changes nothing.
+        for (const slice of [...plan.creates, ...plan.updates]) this.validate(slice);
         for (const slice of plan.creates) {
             this.guard();
             const namespace = slice.metadata!.namespace!;
