@@ -1,8 +1,9 @@
 // The ExternalWorkload as the apiserver serves it, and the problems a workload can have.
 // Both served versions are covered (v1alpha1 names the TLS block `meshTls`, v1beta1
-// `meshTLS`), because an object created through v1alpha1 keeps `meshTls` when read back:
-// the CRD has no conversion webhook. Parsing never throws: a malformed object becomes an
-// InvalidWorkload problem, and the controller leaves that one workload out.
+// `meshTLS`). Without a conversion webhook an object created through v1alpha1 and read
+// through v1beta1 has its `meshTls` pruned, as with Linkerd's CRD; publishing endpoints needs
+// neither block. Parsing never throws: a malformed object becomes an InvalidWorkload
+// problem, and the controller leaves that one workload out.
 import { z } from 'zod';
 
 export const WORKLOAD_GROUP = 'workload.linkerd.io';
