@@ -9,7 +9,6 @@ import {
     createLink,
     createRemoteService,
     endpointLines,
-    EXPORTED,
     pairedNamespace,
     runServiceMirror,
     TEST_DNS,

@@ -172,7 +172,7 @@ export class ExternalWorkloadsController implements Runnable {
             this.reportProblems([...malformed, ...(desired?.problems ?? [])]);
             if (!service || !desired?.selected) {
                 // Gone, or no longer ours to serve: our slices go (nothing else may collect them).
-                await this.writer.apply({ creates: [], updates: [], deletes: existing, endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
+                await this.writer.deleteAll(existing);
                 if (!service) this.tracker.deleteService(namespace, name);
                 this.metrics.recordService(key, 0, 0, 0);
                 this.metrics.syncs.inc({ result: 'success' });

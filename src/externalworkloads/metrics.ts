@@ -4,6 +4,12 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { METRICS_PREFIX } from '../kube/manager.js';
 
 const prefix = `${METRICS_PREFIX}external_workloads_`;
+
+interface ServiceFigures {
+    actual: number;
+    desired: number;
+    endpoints: number;
+}
 const perSyncBuckets = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768];
 
 export class ExternalWorkloadsMetrics {
@@ -16,7 +22,8 @@ export class ExternalWorkloadsMetrics {
     readonly slicesDesired: Gauge;
     readonly endpointsDesired: Gauge;
     /** Per Service, so the gauges are sums that forget deleted Services. */
-    private readonly perService = new Map<string, { actual: number; desired: number; endpoints: number }>();
+    private readonly perService = new Map<string, ServiceFigures>();
+    private readonly totals: ServiceFigures = { actual: 0, desired: 0, endpoints: 0 };
 
     constructor(registry: Registry) {
         const registers = [registry];
@@ -62,12 +69,14 @@ export class ExternalWorkloadsMetrics {
     }
 
     recordService(key: string, actual: number, desired: number, endpoints: number): void {
+        const before = this.perService.get(key) ?? { actual: 0, desired: 0, endpoints: 0 };
+        this.totals.actual += actual - before.actual;
+        this.totals.desired += desired - before.desired;
+        this.totals.endpoints += endpoints - before.endpoints;
         if (actual === 0 && desired === 0) this.perService.delete(key);
         else this.perService.set(key, { actual, desired, endpoints });
-        let [a, d, e] = [0, 0, 0];
-        for (const s of this.perService.values()) [a, d, e] = [a + s.actual, d + s.desired, e + s.endpoints];
-        this.slicesActual.set(a);
-        this.slicesDesired.set(d);
-        this.endpointsDesired.set(e);
+        this.slicesActual.set(this.totals.actual);
+        this.slicesDesired.set(this.totals.desired);
+        this.endpointsDesired.set(this.totals.endpoints);
     }
 }

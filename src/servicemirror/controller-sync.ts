@@ -6,7 +6,6 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
-import type { SlicePlan } from '../endpointslice/types.js';
 import type { Informer } from '../kube/informer.js';
 import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
 import { collectionPath, objectPath, Services } from '../kube/resources.js';
@@ -47,15 +46,6 @@ export interface MirrorSyncDeps {
     now?: () => number;
 }
 
-const emptyPlan = (deletes: V1EndpointSlice[]): SlicePlan => ({
-    creates: [],
-    updates: [],
-    deletes,
-    endpointsAdded: 0,
-    endpointsRemoved: 0,
-    actualSlices: 0,
-    desiredSlices: 0,
-});
 
 export class MirrorSync {
     private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
@@ -200,7 +190,7 @@ export class MirrorSync {
         if (uid && this.deps.tracker.staleSlices({ namespace, name, uid }, slices)) {
             throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
         }
-        if (slices.length > 0) await this.deps.writer.apply(emptyPlan(slices));
+        await this.deps.writer.deleteAll(slices);
         if (!local || !isOurs) return;
         this.guard();
         await this.deps.rest
@@ -226,7 +216,7 @@ export class MirrorSync {
         const leftover = this.deps.slices.store
             .byLabel(CLUSTER_NAME_LABEL, cluster)
             .filter((slice) => !this.deps.services.store.get(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME] ?? ''));
-        if (leftover.length > 0) await this.deps.writer.apply(emptyPlan(leftover));
+        await this.deps.writer.deleteAll(leftover);
         return services.length;
     }
 }
