@@ -115,8 +115,10 @@ export class Informer<T extends KubeObject> {
         while (this.running) {
             try {
                 if (!this.resourceVersion) await this.list();
-                failures = 0;
                 await this.watch();
+                // Only a watch the server ended cleanly proves the path healthy: a list that
+                // works before a watch that fails at once must still back off further.
+                failures = 0;
             } catch (err) {
                 if (!this.running) break;
                 if (isGone(err)) {

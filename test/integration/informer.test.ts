@@ -130,6 +130,29 @@ describe('informer', () => {
         await cleanup();
     });
 
+    it('backs off further while a watch keeps failing after lists that work (list allowed, watch forbidden)', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+            metadata: { name: 'list-only' },
+            rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }],
+        });
+        await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+            metadata: { name: 'list-only' },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'list-only' },
+            subjects: [{ kind: 'ServiceAccount', name: 'lister', namespace: ns }],
+        });
+        const rest = await cluster.serviceAccountClient(ns, 'lister');
+        await eventually('the binding to take effect', async () => Array.isArray((await rest.get<{ items: unknown[] }>(collectionPath(ConfigMaps, ns))).items));
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, backoffInitialMs: 20, backoffMaxMs: 60_000 });
+        informer.start();
+        await informer.synced;
+        await new Promise((r) => setTimeout(r, 3000));
+        await informer.stop();
+        rest.close();
+        // Doubling from 20 ms, about 8 attempts fit in 3 s; without growth it would be ~100.
+        assert.ok(informer.stats.watches >= 3 && informer.stats.watches <= 12, `watch attempts: ${informer.stats.watches}`);
+    });
+
     it('redelivers every cached object on resync', async () => {
         const ns = await cluster.namespace();
         await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('r'));
