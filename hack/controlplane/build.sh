@@ -20,7 +20,7 @@ if [[ ! -x "$bin/etcd" ]]; then
 fi
 
 if [[ ! -x "$bin/kube-apiserver" ]]; then
-  echo "building kube-apiserver $k8s_version into $bin (once per machine; ~15 min cold on 2 cores)..." >&2
+  echo "building kube-apiserver $k8s_version into $bin (once per machine; about 5 min cold on 2 cores)..." >&2
   mkdir -p "$bin"
   minor=$(echo "$k8s_version" | cut -d. -f2)
   ldflags="-s -w"
