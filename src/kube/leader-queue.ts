@@ -19,6 +19,8 @@ export interface LeaderQueueOptions<K extends string> {
 export class LeaderQueue<K extends string> {
     private queue: WorkQueue<K> | undefined;
     private workers: Promise<void> | undefined;
+    /** The previous term's drain: a new term's workers wait for it, so no key runs twice at once. */
+    private draining: Promise<void> = Promise.resolve();
 
     constructor(private readonly opts: LeaderQueueOptions<K>) {}
 
@@ -40,20 +42,26 @@ export class LeaderQueue<K extends string> {
         const queue = new WorkQueue<K>({ name, metrics, rateLimiter });
         this.queue = queue;
         for (const key of keys) queue.add(key);
-        this.workers = runWorkers(queue, workers, sync, (failure) => {
-            // A stale cache is expected right after our own writes; it retries quietly.
-            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
-            log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
-        });
+        const previous = this.draining;
+        this.workers = previous.then(() =>
+            runWorkers(queue, workers, sync, (failure) => {
+                // A stale cache is expected right after our own writes; it retries quietly.
+                const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
+                log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
+            }),
+        );
     }
 
     /** Stops taking work and waits for the items in hand. */
-    async stop(): Promise<void> {
+    stop(): Promise<void> {
         const [queue, workers] = [this.queue, this.workers];
         this.queue = undefined;
         this.workers = undefined;
-        if (!queue) return;
-        await queue.shutDownWithDrain();
-        await workers;
+        if (!queue) return this.draining;
+        this.draining = (async () => {
+            await queue.shutDownWithDrain();
+            await workers;
+        })();
+        return this.draining;
     }
 }
