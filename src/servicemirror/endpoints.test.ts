@@ -3,28 +3,11 @@ import { describe, it } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../endpointslice/reconciler.js';
 import { desiredMirrorGroups, endpointIP, type GatewayAddress, type MirrorGroupsInput, mirrorAddressTypes } from './endpoints.js';
-import { type Link, parseLink } from './link.js';
+import type { Link } from './link.js';
+import { testLink } from './testkit.js';
 import { buildMirrorService, MIRROR_SLICE_MANAGED_BY } from './mirror.js';
 
-function link(spec: Record<string, unknown> = {}): Link {
-    const result = parseLink({
-        apiVersion: 'multicluster.linkerd.io/v1alpha3',
-        kind: 'Link',
-        metadata: { name: 'remote', namespace: 'linkerd-multicluster' },
-        spec: {
-            targetClusterName: 'remote',
-            targetClusterDomain: 'cluster.local',
-            gatewayAddress: 'gateway.example.com',
-            gatewayPort: '888',
-            gatewayIdentity: 'gateway-identity',
-            selector: { matchLabels: { 'mirror.linkerd.io/exported': 'true' } },
-            remoteDiscoverySelector: { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } },
-            ...spec,
-        },
-    });
-    if ('error' in result) throw new Error(result.error);
-    return result.link;
-}
+const link = (spec: Record<string, unknown> = {}): Link => testLink({ gatewayAddress: 'gateway.example.com', ...spec });
 
 function mirror(ipFamilies?: string[], exported = 'true'): V1Service {
     return buildMirrorService(

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import { type Link, parseLink } from './link.js';
+import type { Link } from './link.js';
+import { testLink } from './testkit.js';
 import {
     buildMirrorService,
     exportMode,
@@ -14,25 +15,7 @@ import {
     remoteServiceName,
 } from './mirror.js';
 
-function link(spec: Record<string, unknown> = {}): Link {
-    const result = parseLink({
-        apiVersion: 'multicluster.linkerd.io/v1alpha3',
-        kind: 'Link',
-        metadata: { name: 'remote', namespace: 'linkerd-multicluster' },
-        spec: {
-            targetClusterName: 'remote',
-            targetClusterDomain: 'cluster.local',
-            gatewayAddress: '192.0.2.127',
-            gatewayPort: '888',
-            gatewayIdentity: 'gateway-identity',
-            selector: { matchLabels: { 'mirror.linkerd.io/exported': 'true' } },
-            remoteDiscoverySelector: { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } },
-            ...spec,
-        },
-    });
-    if ('error' in result) throw new Error(result.error);
-    return result.link;
-}
+const link = (spec: Record<string, unknown> = {}): Link => testLink(spec);
 
 function remoteService(labels: Record<string, string>, extra: Partial<V1Service['spec']> = {}, annotations: Record<string, string> = {}): V1Service {
     return {
