@@ -2,10 +2,10 @@
 // and turning a failure into a message and a non-zero exit.
 import { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EventRecorder, type EventSink } from '../kube/events.js';
+import { EventRecorder } from '../kube/events.js';
 import { defaultIdentity } from '../kube/leaderelection.js';
-import { logFn, newLogger, type Logger } from '../kube/log.js';
-import { Manager, METRICS_PREFIX, type Runnable } from '../kube/manager.js';
+import { logFn, newLogger } from '../kube/log.js';
+import { Manager, METRICS_PREFIX, type ControllerDeps, type Runnable } from '../kube/manager.js';
 import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { formatDuration } from '../servicemirror/gateway-events.js';
@@ -69,20 +69,12 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
         .option('--log-level <level>', 'trace, debug, info, warn or error', 'info');
 }
 
-export interface ControllerContext {
-    rest: KubeRest;
-    logger: Logger;
-    manager: Manager;
-    queueMetrics: WorkQueueMetrics;
-    events: EventSink;
-}
-
 /** Runs one controller under a manager with leader election until SIGTERM/SIGINT. */
 export async function runController(
     flags: ControllerFlags,
     leaseName: string,
     component: string,
-    build: (ctx: ControllerContext) => Runnable,
+    build: (deps: ControllerDeps) => Runnable,
 ): Promise<void> {
     const logger = newLogger(flags.logLevel);
     const rest = new KubeRest(loadKubeConfig(flags.kubeconfig));
@@ -101,7 +93,7 @@ export async function runController(
     });
     const queueMetrics = new WorkQueueMetrics(manager.registry, METRICS_PREFIX.replace(/_$/, ''));
     const events = new EventRecorder(rest, component, logFn(logger.child({ component: 'events' })));
-    manager.add(build({ rest, logger, manager, queueMetrics, events }));
+    manager.add(build({ rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader }));
     manager.handleSignals();
     await manager.start();
     if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);

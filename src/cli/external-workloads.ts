@@ -23,11 +23,9 @@ export function externalWorkloadsCommand(program: Command): void {
         .addOption(durationOption('--batch-period <duration>', 'workload changes within this window produce one sync', 500))
         .option('--lease-name <name>', 'Lease used for leader election', 'mesh-endpoints-external-workloads')
         .action((flags: Flags) =>
-            runController(flags, flags.leaseName, 'mesh-endpoints-external-workloads', (ctx) =>
+            runController(flags, flags.leaseName, 'mesh-endpoints-external-workloads', (deps) =>
                 new ExternalWorkloadsController({
-                    ...ctx,
-                    registry: ctx.manager.registry,
-                    isLeader: ctx.manager.isLeader,
+                    ...deps,
                     namespace: flags.watchNamespace,
                     managedBy: flags.managedBy,
                     maxEndpointsPerSlice: flags.maxEndpointsPerSlice,

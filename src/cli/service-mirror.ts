@@ -64,11 +64,9 @@ export function serviceMirrorCommand(program: Command): void {
 
 async function run(flags: Flags): Promise<void> {
     if (flags.dnsMinTtl > flags.dnsMaxTtl) throw new Error('--dns-min-ttl must not be longer than --dns-max-ttl');
-    await runController(flags, LEASE_NAME, 'mesh-endpoints-service-mirror', (ctx) =>
+    await runController(flags, LEASE_NAME, 'mesh-endpoints-service-mirror', (deps) =>
         new ServiceMirrorController({
-            ...ctx,
-            registry: ctx.manager.registry,
-            isLeader: ctx.manager.isLeader,
+            ...deps,
             namespace: flags.namespace,
             dnsServers: flags.dnsServers,
             dnsPolicy: { minTtlMs: flags.dnsMinTtl, maxTtlMs: flags.dnsMaxTtl, staleWindowMs: flags.dnsStaleWindow },

@@ -3,20 +3,16 @@
 // events → Service keys in the queue → syncService (read caches, plan, write). The
 // planning is pure (desired.ts, endpointslice/); this file only wires and writes.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
 import { planSlices } from '../endpointslice/reconciler.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { SliceTracker } from '../endpointslice/tracker.js';
-import type { EventSink } from '../kube/events.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
-import type { Runnable } from '../kube/manager.js';
+import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
-import type { KubeRest } from '../kube/rest.js';
 import { EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
 import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
-import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { desiredGroupsForService, selectsWorkload } from './desired.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
@@ -24,13 +20,7 @@ import { parseExternalWorkloads, WORKLOAD_API_VERSION, WORKLOAD_KIND, type Exter
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
 
-export interface ExternalWorkloadsOptions {
-    rest: KubeRest;
-    logger: Logger;
-    registry: Registry;
-    queueMetrics: WorkQueueMetrics;
-    events: EventSink;
-    isLeader: () => boolean;
+export interface ExternalWorkloadsOptions extends ControllerDeps {
     /** Watch one namespace; every namespace when undefined. */
     namespace?: string;
     managedBy?: string;

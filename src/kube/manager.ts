@@ -7,6 +7,8 @@ import type { Informer } from './informer.js';
 import { LeaderElector, type LeaderElectionOptions } from './leaderelection.js';
 import { logFn, type Logger } from './log.js';
 import type { KubeRest } from './rest.js';
+import type { EventSink } from './events.js';
+import type { WorkQueueMetrics } from './workqueue-metrics.js';
 import type { KubeObject } from './store.js';
 
 export const METRICS_PREFIX = 'mesh_endpoints_';
@@ -19,6 +21,17 @@ export interface Runnable {
     startLeading(): void;
     /** Leadership lost or shutting down: stop taking work, finish the item in hand. */
     stopLeading(): Promise<void>;
+}
+
+/** What the manager hands every controller it runs. */
+export interface ControllerDeps {
+    rest: KubeRest;
+    logger: Logger;
+    registry: Registry;
+    queueMetrics: WorkQueueMetrics;
+    events: EventSink;
+    /** The guard writers ask right before every write. */
+    isLeader: () => boolean;
 }
 
 export interface ManagerOptions {

@@ -11,21 +11,18 @@
 //   status/<link>           write the Link status if it changed (controller-status.ts)
 //   unlink/<cluster>        delete every mirror of a cluster no Link serves any more
 import type { KubeConfig, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { SliceTracker } from '../endpointslice/tracker.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
-import type { EventSink } from '../kube/events.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
-import type { Runnable } from '../kube/manager.js';
+import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import { EndpointSlices, Links, Namespaces, Secrets, Services } from '../kube/resources.js';
 import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
-import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { LinkStatusBook } from './controller-status.js';
 import { MirrorSync } from './controller-sync.js';
 import { LinkWatch } from './controller-watch.js';
@@ -39,13 +36,7 @@ import type { ProbeAddressOverride } from './probe.js';
 
 export const LEASE_NAME = 'mesh-endpoints-service-mirror';
 
-export interface ServiceMirrorOptions {
-    rest: KubeRest;
-    logger: Logger;
-    registry: Registry;
-    queueMetrics: WorkQueueMetrics;
-    events: EventSink;
-    isLeader: () => boolean;
+export interface ServiceMirrorOptions extends ControllerDeps {
     /** Namespace of the Links (and their credentials Secrets) this process serves. */
     namespace: string;
     /** "host:port" DNS servers for gateway names; the system's when absent. */
