@@ -4,16 +4,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { ExternalWorkloadsController } from '../../src/externalworkloads/controller.js';
 import { EventRecorder } from '../../src/kube/events.js';
 import { logFn, newLogger } from '../../src/kube/log.js';
-import { Manager } from '../../src/kube/manager.js';
 import { objectPath, Services } from '../../src/kube/resources.js';
-import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
 import { eventually, type TestCluster } from '../../src/testing/harness.js';
-import { Registry } from 'prom-client';
 import { createLink, createRemoteService, endpointsOf, pairedNamespace, runServiceMirror, startMirrorEnv } from './mirror-support.js';
-import { addressesOf, CountingRest, createService, createWorkload, slicesOf } from './support.js';
+import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf } from './support.js';
 
 const env = await startMirrorEnv('rbac');
 
@@ -53,29 +49,11 @@ describe('RBAC manifests', () => {
         await createWorkload(cluster, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
         await createWorkload(cluster, ns, { name: 'vm-bad', ips: ['192.0.2.2'], ports: [{ name: 'other', port: 1 }] }); // an Event to write
 
-        const logger = newLogger('silent');
-        const registry = new Registry();
-        const manager = new Manager({
-            rest,
-            logger,
-            registry,
-            leaderElection: { namespace: controllerNs, name: 'mesh-endpoints-external-workloads', leaseDurationMs: 4000, renewDeadlineMs: 2500, retryPeriodMs: 500 },
-        });
-        const controller = new ExternalWorkloadsController({
-            rest,
-            logger,
-            registry,
-            queueMetrics: new WorkQueueMetrics(registry, 'mesh_endpoints'),
-            events: new EventRecorder(rest, 'mesh-endpoints-external-workloads', logFn(logger)),
-            isLeader: manager.isLeader,
-            batchPeriodMs: 100,
-        });
-        manager.add(controller);
-        await manager.start();
+        const { controller, stop } = await runExternalWorkloads(cluster, { rest, leaseNamespace: controllerNs });
         await eventually('the leader publishes vm-1', async () => addressesOf(await slicesOf(cluster, ns, 'web')).includes('192.0.2.1'));
         await cluster.admin.delete(objectPath(Services, ns, 'web'));
         await eventually('its slices deleted with the Service', async () => (await slicesOf(cluster, ns, 'web')).length === 0);
-        await manager.stop();
+        await stop();
         assert.deepEqual(rest.rejected, [], 'no write refused');
         assert.deepEqual(controller.informers.map((i) => i.stats.errors), [0, 0, 0], 'no list or watch refused');
     });

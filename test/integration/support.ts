@@ -45,9 +45,10 @@ export interface RunningController {
 
 export async function runExternalWorkloads(
     cluster: TestCluster,
-    opts: Partial<ExternalWorkloadsOptions> & { leaseNamespace?: string; identity?: string } = {},
+    opts: Partial<Omit<ExternalWorkloadsOptions, 'rest'>> & { rest?: CountingRest; leaseNamespace?: string; identity?: string } = {},
 ): Promise<RunningController> {
-    const rest = new CountingRest(cluster.kubeConfig());
+    // The admin's by default; a ServiceAccount's to prove RBAC.
+    const rest = opts.rest ?? new CountingRest(cluster.kubeConfig());
     const logger = newLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
     const registry = new Registry();
     const manager = new Manager({
