@@ -47,13 +47,8 @@ export interface MirrorGroups {
  */
 export function desiredMirrorGroups(input: MirrorGroupsInput): MirrorGroups {
     const { mirror, link } = input;
-    const addressTypes = mirrorAddressTypes(mirror);
-    const result: MirrorGroups = {
-        addressTypes,
-        groups: [],
-        annotations: sliceAnnotations(mirror, link),
-        extraLabels: { [MIRRORED_SERVICE_LABEL]: 'true', [CLUSTER_NAME_LABEL]: link.spec.targetClusterName },
-    };
+    const result = emptyMirrorGroups(mirror, link);
+    const addressTypes = result.addressTypes;
     const remoteDiscovery = mirror.metadata?.labels?.[REMOTE_DISCOVERY_LABEL] !== undefined;
     if (!input.remoteHasReadyEndpoints || remoteDiscovery || link.gateway === null) return result;
 
@@ -63,6 +58,16 @@ export function desiredMirrorGroups(input: MirrorGroupsInput): MirrorGroups {
         if (endpoints.length > 0) result.groups.push({ addressType, ports, endpoints });
     }
     return result;
+}
+
+/** A mirror's slices with no endpoints: their address types, labels and annotations. */
+export function emptyMirrorGroups(mirror: V1Service, link: Link): MirrorGroups {
+    return {
+        addressTypes: mirrorAddressTypes(mirror),
+        groups: [],
+        annotations: sliceAnnotations(mirror, link),
+        extraLabels: { [MIRRORED_SERVICE_LABEL]: 'true', [CLUSTER_NAME_LABEL]: link.spec.targetClusterName },
+    };
 }
 
 /**

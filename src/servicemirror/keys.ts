@@ -11,6 +11,13 @@ export const EXPORTED_LABEL = 'mirror.linkerd.io/exported';
 export const FEDERATED_LABEL = 'mirror.linkerd.io/federated';
 export const REMOTE_DISCOVERY_LABEL = 'multicluster.linkerd.io/remote-discovery';
 export const REMOTE_SERVICE_LABEL = 'multicluster.linkerd.io/remote-service';
+/** On an endpoint mirror (`<hostname>-<cluster>`): the headless mirror it belongs to. */
+export const HEADLESS_MIRROR_SVC_NAME_LABEL = 'mirror.linkerd.io/headless-mirror-svc-name';
+
+/** On a federated Service: its remote members, `svc@cluster[,svc@cluster...]`. */
+export const REMOTE_DISCOVERY_ANNOTATION = 'multicluster.linkerd.io/remote-discovery';
+/** On a federated Service: the local member's name, when the local cluster is a member. */
+export const LOCAL_DISCOVERY_ANNOTATION = 'multicluster.linkerd.io/local-discovery';
 
 export const REMOTE_SVC_FQ_NAME_ANNOTATION = 'mirror.linkerd.io/remote-svc-fq-name';
 export const REMOTE_RESOURCE_VERSION_ANNOTATION = 'mirror.linkerd.io/remote-resource-version';
@@ -38,7 +45,6 @@ export const DEFAULT_EXPORT_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED
 export const DEFAULT_REMOTE_DISCOVERY_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED_LABEL]: 'remote-discovery' } };
 export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDERATED_LABEL]: 'member' } };
 
-/** endpointslice.kubernetes.io/managed-by of the mirror's slices: ours, not Linkerd's or kube's. */
 /**
  * Ours, on every mirror Service: the namespace/name of the Link it serves. A controller that
  * starts after its Link was deleted finds the mirrors the Link left by it, and never touches
@@ -46,6 +52,7 @@ export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDER
  */
 export const LINK_ANNOTATION = 'mesh-endpoints.io/link';
 
+/** endpointslice.kubernetes.io/managed-by of the mirror's slices: ours, not Linkerd's or kube's. */
 export const MIRROR_SLICE_MANAGED_BY = 'service-mirror.mesh-endpoints.io';
 
 /**

@@ -85,9 +85,6 @@ export function buildMirrorService(remote: V1Service, link: Link): V1Service {
     }
     const remoteName = remote.metadata?.name ?? '';
     const named = mirrorServiceName(remoteName, link.spec.targetClusterName) as { name: string };
-    const spec: NonNullable<V1Service['spec']> = { type: 'ClusterIP', ports: (remote.spec?.ports ?? []).map(mirrorPort) };
-    if (remote.spec?.ipFamilies?.length) spec.ipFamilies = [...remote.spec.ipFamilies];
-    if (remote.spec?.ipFamilyPolicy) spec.ipFamilyPolicy = mirrorFamilyPolicy(remote.spec.ipFamilyPolicy);
     return {
         apiVersion: 'v1',
         kind: 'Service',
@@ -97,8 +94,19 @@ export function buildMirrorService(remote: V1Service, link: Link): V1Service {
             labels: mirrorLabels(remote, link, mode),
             annotations: mirrorAnnotations(remote, link),
         },
-        spec,
+        spec: mirrorSpec(remote),
     };
+}
+
+/**
+ * The spec of a Service standing for `source` (a mirror, an endpoint mirror, a federated
+ * Service): its ports and IP families, no selector, a ClusterIP allocated here.
+ */
+export function mirrorSpec(source: V1Service): NonNullable<V1Service['spec']> {
+    const spec: NonNullable<V1Service['spec']> = { type: 'ClusterIP', ports: (source.spec?.ports ?? []).map(mirrorPort) };
+    if (source.spec?.ipFamilies?.length) spec.ipFamilies = [...source.spec.ipFamilies];
+    if (source.spec?.ipFamilyPolicy) spec.ipFamilyPolicy = mirrorFamilyPolicy(source.spec.ipFamilyPolicy);
+    return spec;
 }
 
 /**
@@ -119,14 +127,7 @@ function mirrorPort(port: V1ServicePort): V1ServicePort {
 }
 
 function mirrorLabels(remote: V1Service, link: Link, mode: ExportMode): Record<string, string> {
-    const labels: Record<string, string> = {};
-    for (const [key, value] of Object.entries(remote.metadata?.labels ?? {})) {
-        if (key.startsWith(MIRROR_PREFIX) || isExcludedKey(key, link.spec.excludedLabels)) continue;
-        // These two make the local destination treat the Service as remote-discovery; only the
-        // export mode decides that, never a label that happens to be on the remote (a mirror of a mirror).
-        if (key === REMOTE_DISCOVERY_LABEL || key === REMOTE_SERVICE_LABEL) continue;
-        labels[key] = value;
-    }
+    const labels = copiedLabels(remote.metadata?.labels, link.spec.excludedLabels);
     labels[MIRRORED_SERVICE_LABEL] = 'true';
     labels[CLUSTER_NAME_LABEL] = link.spec.targetClusterName;
     if (mode === 'remote-discovery') {
@@ -136,17 +137,40 @@ function mirrorLabels(remote: V1Service, link: Link, mode: ExportMode): Record<s
     return labels;
 }
 
-function mirrorAnnotations(remote: V1Service, link: Link): Record<string, string> {
-    const annotations: Record<string, string> = {};
-    for (const [key, value] of Object.entries(remote.metadata?.annotations ?? {})) {
-        if (DROPPED_ANNOTATIONS.has(key)) continue;
-        // The destination needs opaque ports to proxy the mirror correctly: never excluded.
-        if (key !== OPAQUE_PORTS_ANNOTATION && isExcludedKey(key, link.spec.excludedAnnotations)) continue;
-        annotations[key] = value;
+/**
+ * The labels of a source Service (remote, or a local federated member) that the Service
+ * standing for it carries: all but Linkerd's bookkeeping and the `excluded` ones (Linkerd's
+ * excludedLabels).
+ */
+export function copiedLabels(source: Record<string, string> | undefined, excluded: readonly string[]): Record<string, string> {
+    const labels: Record<string, string> = {};
+    for (const [key, value] of Object.entries(source ?? {})) {
+        if (key.startsWith(MIRROR_PREFIX) || isExcludedKey(key, excluded)) continue;
+        // These two make the local destination treat the Service as remote-discovery; only the
+        // export mode decides that, never a label that happens to be on the remote (a mirror of a mirror).
+        if (key === REMOTE_DISCOVERY_LABEL || key === REMOTE_SERVICE_LABEL) continue;
+        labels[key] = value;
     }
+    return labels;
+}
+
+function mirrorAnnotations(remote: V1Service, link: Link): Record<string, string> {
+    const annotations = copiedAnnotations(remote.metadata?.annotations, link.spec.excludedAnnotations);
     annotations[REMOTE_SVC_FQ_NAME_ANNOTATION] = remoteFqName(remote, link);
     annotations[REMOTE_RESOURCE_VERSION_ANNOTATION] = remote.metadata?.resourceVersion ?? '';
     annotations[LINK_ANNOTATION] = `${link.metadata.namespace}/${link.metadata.name}`;
+    return annotations;
+}
+
+/** The annotations of a source Service that the Service standing for it carries (Linkerd's excludedAnnotations). */
+export function copiedAnnotations(source: Record<string, string> | undefined, excluded: readonly string[]): Record<string, string> {
+    const annotations: Record<string, string> = {};
+    for (const [key, value] of Object.entries(source ?? {})) {
+        if (DROPPED_ANNOTATIONS.has(key)) continue;
+        // The destination needs opaque ports to proxy the mirror correctly: never excluded.
+        if (key !== OPAQUE_PORTS_ANNOTATION && isExcludedKey(key, excluded)) continue;
+        annotations[key] = value;
+    }
     return annotations;
 }
 
@@ -186,7 +210,7 @@ export function mirrorServiceChanged(existing: V1Service, desired: V1Service): b
  * deleted and created again.
  */
 export function mirrorServiceNeedsRecreate(existing: V1Service, desired: V1Service): boolean {
-    if (existing.spec?.clusterIP === 'None' && desired.spec?.clusterIP !== 'None') return true;
+    if ((existing.spec?.clusterIP === 'None') !== (desired.spec?.clusterIP === 'None')) return true;
     const havePrimary = existing.spec?.ipFamilies?.[0];
     const wantPrimary = desired.spec?.ipFamilies?.[0];
     return havePrimary !== undefined && wantPrimary !== undefined && havePrimary !== wantPrimary;
