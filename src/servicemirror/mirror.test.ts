@@ -4,6 +4,7 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { Link } from './link.js';
 import { testLink } from './testkit.js';
 import {
+    buildMirrorNamespace,
     buildMirrorService,
     exportMode,
     hasReadyEndpoints,
@@ -314,5 +315,15 @@ describe('hasReadyEndpoints', () => {
         assert.equal(hasReadyEndpoints([]), false);
         assert.equal(hasReadyEndpoints([{ addressType: 'IPv4', endpoints: [] }, { addressType: 'IPv6' } as V1EndpointSlice]), false);
         assert.equal(hasReadyEndpoints([slice(false, false)]), false);
+    });
+});
+
+describe('buildMirrorNamespace (--enable-namespace-creation)', () => {
+    it('labels a created namespace as Linkerd does', () => {
+        assert.deepEqual(buildMirrorNamespace('ns1', 'remote'), {
+            apiVersion: 'v1',
+            kind: 'Namespace',
+            metadata: { name: 'ns1', labels: { 'mirror.linkerd.io/mirrored-service': 'true', 'mirror.linkerd.io/cluster-name': 'remote' } },
+        });
     });
 });

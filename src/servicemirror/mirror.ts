@@ -248,3 +248,12 @@ export function hasReadyEndpoints(remoteSlices: readonly V1EndpointSlice[]): boo
         (slice.endpoints ?? []).some((endpoint) => endpoint.addresses.length > 0 && endpoint.conditions?.ready !== false),
     );
 }
+
+/**
+ * The namespace `--enable-namespace-creation` creates for a mirror whose namespace is missing,
+ * labelled as Linkerd labels it (cluster-name "" for the local cluster's federated members).
+ * Namespaces are never updated or deleted: they may hold anything by now.
+ */
+export function buildMirrorNamespace(name: string, clusterName: string): { apiVersion: 'v1'; kind: 'Namespace'; metadata: { name: string; labels: Record<string, string> } } {
+    return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [MIRRORED_SERVICE_LABEL]: 'true', [CLUSTER_NAME_LABEL]: clusterName } } };
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isEmptySelector, matchesSelector, selectorProblem } from './selector.js';
+import { formatLabelSelector, isEmptySelector, matchesSelector, parseLabelSelector, selectorProblem } from './selector.js';
 
 describe('Link label selectors', () => {
     it('select a Service whose labels hold every matchLabels pair', () => {
@@ -61,5 +61,38 @@ describe('Link label selectors', () => {
         const exists = { matchExpressions: [{ key: 'toString', operator: 'Exists' as const }] };
         assert.equal(matchesSelector(exists, { app: 'a' }), false);
         assert.equal(matchesSelector({ matchExpressions: [{ key: 'constructor', operator: 'DoesNotExist' as const }] }, { app: 'a' }), true);
+    });
+});
+
+describe('label selectors in text form (--federated-service-selector)', () => {
+    const table: { text: string; want: ReturnType<typeof parseLabelSelector> }[] = [
+        { text: '', want: { matchLabels: {}, matchExpressions: [] } },
+        { text: 'mirror.linkerd.io/federated=member', want: { matchLabels: { 'mirror.linkerd.io/federated': 'member' }, matchExpressions: [] } },
+        { text: 'a==b', want: { matchLabels: { a: 'b' }, matchExpressions: [] } },
+        { text: 'mirror.linkerd.io/federated', want: { matchLabels: {}, matchExpressions: [{ key: 'mirror.linkerd.io/federated', operator: 'Exists' }] } },
+        { text: '!x, a != b', want: { matchLabels: {}, matchExpressions: [{ key: 'x', operator: 'DoesNotExist' }, { key: 'a', operator: 'NotIn', values: ['b'] }] } },
+        {
+            text: 'env in (prod, staging),tier notin (db),k=v',
+            want: {
+                matchLabels: { k: 'v' },
+                matchExpressions: [
+                    { key: 'env', operator: 'In', values: ['prod', 'staging'] },
+                    { key: 'tier', operator: 'NotIn', values: ['db'] },
+                ],
+            },
+        },
+    ];
+    for (const row of table) it(`reads ${JSON.stringify(row.text)}`, () => assert.deepEqual(parseLabelSelector(row.text), row.want));
+
+    for (const bad of ['a=b=c', 'env in prod', 'env in (a,)', 'a b', '=x']) {
+        it(`refuses ${JSON.stringify(bad)} with a message`, () => assert.match((parseLabelSelector(bad) as { error: string }).error, /./));
+    }
+
+    it('formats back to a form the apiserver reads the same way', () => {
+        const text = 'k=v,env in (prod,staging),tier notin (db),x,!y';
+        const parsed = parseLabelSelector(text);
+        assert.ok(!('error' in parsed));
+        assert.equal(formatLabelSelector(parsed), text);
+        assert.deepEqual(parseLabelSelector(formatLabelSelector(parsed)), parsed);
     });
 });

@@ -93,3 +93,42 @@ function requirementHolds(req: LabelSelectorRequirement, labels: Record<string, 
             return !present;
     }
 }
+
+/**
+ * A label selector in kubectl's text form (`a=b,c!=d,e,!f,g in (h,i),j notin (k)`), as
+ * Linkerd's `-federated-service-selector` takes it, or why it is not one. "" is the empty
+ * selector, which (matchesSelector) selects nothing.
+ */
+export function parseLabelSelector(text: string): LabelSelector | { error: string } {
+    const selector: Required<LabelSelector> = { matchLabels: {}, matchExpressions: [] };
+    // Commas inside parentheses separate values, not requirements.
+    const parts = text.match(/[^,(]+(\([^)]*\))?[^,]*/g) ?? [];
+    for (const raw of parts) {
+        const part = raw.trim();
+        if (part === '') continue;
+        let m: RegExpExecArray | null;
+        if ((m = /^([^\s!=(),]+)\s*(==|=)\s*([^\s!=(),]*)$/.exec(part))) selector.matchLabels[m[1]!] = m[3]!;
+        else if ((m = /^([^\s!=(),]+)\s*!=\s*([^\s!=(),]*)$/.exec(part))) selector.matchExpressions.push({ key: m[1]!, operator: 'NotIn', values: [m[2]!] });
+        else if ((m = /^([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(part))) {
+            const values = m[3]!.split(',').map((v) => v.trim());
+            if (values.some((v) => v === '')) return { error: `${JSON.stringify(part)}: empty value in the set` };
+            selector.matchExpressions.push({ key: m[1]!, operator: m[2] === 'in' ? 'In' : 'NotIn', values });
+        } else if ((m = /^!\s*([^\s!=(),]+)$/.exec(part))) selector.matchExpressions.push({ key: m[1]!, operator: 'DoesNotExist' });
+        else if ((m = /^([^\s!=(),]+)$/.exec(part))) selector.matchExpressions.push({ key: m[1]!, operator: 'Exists' });
+        else return { error: `${JSON.stringify(part)} is not a label selector requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))` };
+    }
+    return selector;
+}
+
+/** The selector in the text form the apiserver's labelSelector parameter takes. */
+export function formatLabelSelector(selector: LabelSelector): string {
+    const parts = Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`);
+    for (const req of selector.matchExpressions ?? []) {
+        const values = (req.values ?? []).join(',');
+        if (req.operator === 'In') parts.push(`${req.key} in (${values})`);
+        else if (req.operator === 'NotIn') parts.push(`${req.key} notin (${values})`);
+        else if (req.operator === 'Exists') parts.push(req.key);
+        else parts.push(`!${req.key}`);
+    }
+    return parts.join(',');
+}
