@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { compareAddresses, isUsableAddress, parseGatewayAddress } from './gateway-address.js';
+import { compareAddresses, parseGatewayAddress } from './gateway-address.js';
 
 describe('parsing a Link gateway address', () => {
     it('uses an IPv4 literal as is, with no DNS name to resolve', () => {
@@ -100,36 +100,6 @@ describe('parsing a Link gateway address', () => {
             }),
             { numRuns: 200 },
         );
-    });
-});
-
-describe('which addresses may become endpoints', () => {
-    it('refuses loopback, link-local, multicast and unspecified addresses of both families, with the reason', () => {
-        const cases: Array<[string, string]> = [
-            ['127.0.0.1', 'loopback'],
-            ['127.255.0.9', 'loopback'],
-            ['::1', 'loopback'],
-            ['::ffff:127.0.0.1', 'loopback'],
-            ['169.254.169.254', 'link-local'],
-            ['fe80::abcd', 'link-local'],
-            ['224.0.0.251', 'multicast'],
-            ['239.1.2.3', 'multicast'],
-            ['ff02::1', 'multicast'],
-            ['0.0.0.0', 'unspecified'],
-            ['::', 'unspecified'],
-        ];
-        for (const [ip, reason] of cases) assert.deepEqual(isUsableAddress(ip), { usable: false, reason }, ip);
-    });
-
-    it('accepts public, private and documentation unicast addresses', () => {
-        for (const ip of ['192.0.2.1', '10.1.2.3', '172.16.0.1', '8.8.8.8', '2001:db8::1', 'fd00::1', '100.64.0.1']) {
-            assert.deepEqual(isUsableAddress(ip), { usable: true }, ip);
-        }
-    });
-
-    it('calls text that is not an IP invalid', () => {
-        assert.deepEqual(isUsableAddress('gw.example.test'), { usable: false, reason: 'invalid' });
-        assert.deepEqual(isUsableAddress(''), { usable: false, reason: 'invalid' });
     });
 });
 

@@ -1,8 +1,11 @@
-// Parsing of a Link's spec.gatewayAddress and the rules for which IPs may become
-// endpoint addresses. Pure: no DNS, no clocks.
+// Parsing of a Link's spec.gatewayAddress. Which IPs may become endpoint addresses is
+// src/ip/'s to say. Pure: no DNS, no clocks.
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { AddressType } from '../endpointslice/types.js';
+import { usableEndpointIP } from '../ip/address.js';
+
+export type { UnusableReason } from '../ip/address.js';
 
 export type GatewayEntry =
     | { kind: 'ip'; address: string; family: AddressType }
@@ -14,11 +17,6 @@ export interface ParsedGatewayAddress {
     /** One sentence per rejected entry; a rejected entry never becomes an address. */
     errors: string[];
 }
-
-/** Why Kubernetes would reject an IP as an endpoint address (ValidateEndpointIP), or 'invalid'. */
-export type UnusableReason = 'loopback' | 'link-local' | 'multicast' | 'unspecified' | 'invalid';
-
-export type Usability = { usable: true } | { usable: false; reason: UnusableReason };
 
 const MAX_NAME_LENGTH = 253;
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -51,39 +49,10 @@ function parseEntry(item: string): GatewayEntry | { error: string } {
 }
 
 function parseIpLiteral(item: string): GatewayEntry | { error: string } {
-    // net.isIP accepts zone ids ("fe80::1%eth0"); an endpoint address cannot carry one.
-    if (item.includes('%')) return { error: 'is an IP address with a zone id' };
-    const canonical = canonicalIp(item);
-    if (canonical === undefined) return { error: 'is not a valid IP address' };
     // A literal is never resolved, so an unusable one would only make every slice write fail.
-    const usability = isUsableAddress(canonical.address);
-    if (!usability.usable) return { error: `is a ${usability.reason} address, which Kubernetes rejects in endpoints` };
-    return { kind: 'ip', ...canonical };
-}
-
-/**
- * The canonical text of an IP (IPv4 dotted quad, IPv6 RFC 5952) and its family; IPv4-mapped
- * IPv6 becomes IPv4. net.isIP comes first because ipaddr.js alone accepts "1.2.3" and octal.
- */
-export function canonicalIp(text: string): { address: string; family: AddressType } | undefined {
-    if (isIP(text) === 0 || text.includes('%')) return undefined;
-    const parsed = ipaddr.process(text);
-    return { address: parsed.toString(), family: parsed.kind() === 'ipv4' ? 'IPv4' : 'IPv6' };
-}
-
-export function isUsableAddress(ip: string): Usability {
-    if (isIP(ip) === 0) return { usable: false, reason: 'invalid' };
-    const range = ipaddr.process(ip).range();
-    switch (range) {
-        case 'loopback':
-        case 'multicast':
-        case 'unspecified':
-            return { usable: false, reason: range };
-        case 'linkLocal':
-            return { usable: false, reason: 'link-local' };
-        default:
-            return { usable: true };
-    }
+    const ip = usableEndpointIP(item);
+    if (!ip.usable) return { error: ip.why };
+    return { kind: 'ip', address: ip.address, family: ip.family };
 }
 
 /** Lowercase without the trailing root dot, the form names are keyed and queried by. */

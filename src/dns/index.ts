@@ -15,8 +15,8 @@
 // - One family failing hard while the other answers keeps that family's last good addresses
 //   under the same stale rule; NODATA for one family just means the name lacks it.
 // - A name that never resolved publishes nothing: never its own text, never "".
-export { parseGatewayAddress, isUsableAddress, canonicalIp, compareAddresses, normalizeName } from './gateway-address.js';
-export type { GatewayEntry, ParsedGatewayAddress, UnusableReason, Usability } from './gateway-address.js';
+export { parseGatewayAddress, compareAddresses, normalizeName } from './gateway-address.js';
+export type { GatewayEntry, ParsedGatewayAddress, UnusableReason } from './gateway-address.js';
 export {
     DEFAULT_DNS_POLICY,
     initialNameState,

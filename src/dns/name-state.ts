@@ -7,7 +7,8 @@
 // longer than maxTtlMs): with the defaults (1 s → 30 s) a name is retried about a dozen
 // times within a 5-minute stale window, and an outage costs at most 2 queries per 30 s.
 import type { AddressType } from '../endpointslice/types.js';
-import { canonicalIp, compareAddresses, isUsableAddress, type UnusableReason } from './gateway-address.js';
+import { parseIP, usableEndpointIP } from '../ip/address.js';
+import { compareAddresses, type UnusableReason } from './gateway-address.js';
 
 export interface DnsPolicy {
     /** Floor of the refresh interval: a TTL of 0 must not turn into a query loop. */
@@ -254,12 +255,13 @@ function sortOut(answers: Record<AddressType, readonly AddressRecord[]>): {
     for (const family of FAMILIES) {
         for (const record of answers[family]) {
             // An IPv4-mapped AAAA answer is unmapped and counted as IPv4, like a literal.
-            const ip = canonicalIp(record.address);
-            if (ip === undefined) {
+            const parsed = parseIP(record.address);
+            if (!parsed.ok) {
                 dropped.push({ address: record.address, family, reason: 'invalid' });
                 continue;
             }
-            const usability = isUsableAddress(ip.address);
+            const ip = { address: parsed.address, family: parsed.family };
+            const usability = usableEndpointIP(ip.address);
             if (usability.usable) usable.set(ip.address, ip);
             else dropped.push({ ...ip, reason: usability.reason });
         }

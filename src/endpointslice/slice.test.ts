@@ -10,10 +10,14 @@ describe('slice naming', () => {
         assert.equal(sliceNamePrefix('web'), 'web-');
     });
 
-    it('drops the dash when "<service>-" would not be a valid name prefix', () => {
+    it('keeps the dash even at 253 characters, as the apiserver masks the last two and cuts the prefix to 58', () => {
         const longest = 'a'.repeat(253);
-        assert.equal(sliceNamePrefix(longest), longest);
-        assert.equal(sliceNamePrefix('a'.repeat(252)), `${'a'.repeat(252)}-`);
+        assert.equal(sliceNamePrefix(longest), `${longest}-`);
+    });
+
+    it('drops the dash when "<service>-" would yield invalid names', () => {
+        // Not a valid Service name, but the rule must still never produce a rejected create.
+        assert.equal(sliceNamePrefix('web.'), 'web.');
     });
 });
 

@@ -1,5 +1,6 @@
 // One EndpointSlice's object shape: its name prefix, owner reference, labels and annotations.
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1OwnerReference } from '@kubernetes/client-node';
+import { isUsableGenerateName } from './names.js';
 import type { AddressType, SliceOwner } from './types.js';
 
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
@@ -17,16 +18,10 @@ export interface SliceMeta {
     annotations?: Record<string, string>;
 }
 
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/**
- * "<svc>-" so generated names read "<svc>-abcde"; but a generateName prefix must itself be a
- * valid name once its trailing dash is masked, so a name already at the length limit goes bare.
- */
+/** "<svc>-" so generated names read "<svc>-abcde", unless that would yield invalid names. */
 export function sliceNamePrefix(serviceName: string): string {
     const prefix = `${serviceName}-`;
-    const masked = `${serviceName}a`;
-    return masked.length <= 253 && dns1123Subdomain.test(masked) ? prefix : serviceName;
+    return isUsableGenerateName(prefix) ? prefix : serviceName;
 }
 
 export function controllerRef(owner: SliceOwner): V1OwnerReference {

@@ -2,17 +2,11 @@
 // stores it (all three conditions as booleans, optional fields absent rather than empty),
 // so that comparing a desired endpoint with a stored one finds no phantom difference.
 import type { V1Endpoint, V1Service } from '@kubernetes/client-node';
+import { isDNS1123Label } from '../endpointslice/names.js';
 import { isHeadless, serviceName } from './selection.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, isWorkloadReady, type ExternalWorkload, type ProblemDetail } from './types.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_LABEL_MAX = 63;
-
-export function isDNSLabel(text: string): boolean {
-    return text.length <= DNS_LABEL_MAX && DNS_LABEL.test(text);
-}
 
 /**
  * A headless Service names each endpoint after its workload. A workload name the slice
@@ -25,11 +19,11 @@ export function hostnameFor(
 ): { hostname?: string; problem?: ProblemDetail } {
     if (!isHeadless(service)) return {};
     const name = workload.metadata.name;
-    if (isDNSLabel(name)) return { hostname: name };
+    if (isDNS1123Label(name)) return { hostname: name };
     return {
         problem: {
             reason: 'InvalidHostname',
-            message: `headless Service ${serviceName(service)} cannot use the workload name as hostname: not a DNS label (lowercase letters, digits and "-", at most ${DNS_LABEL_MAX} characters); the endpoint is published without a hostname`,
+            message: `headless Service ${serviceName(service)} cannot use the workload name as hostname: not a DNS label (lowercase letters, digits and "-", at most 63 characters); the endpoint is published without a hostname`,
         },
     };
 }

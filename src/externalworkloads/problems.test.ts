@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { isIP } from 'node:net';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import ipaddr from 'ipaddr.js';
-import { unusableBecause } from './addresses.js';
+import { usableEndpointIP } from '../ip/address.js';
 import { desiredGroupsForService } from './desired.js';
-import { isDNSLabel } from './endpoint.js';
+import { isDNS1123Label } from '../endpointslice/names.js';
 import { makeService, makeWorkload } from './testkit.js';
 
 const dualStack = makeService({ ipFamilies: ['IPv4', 'IPv6'] });
@@ -96,10 +94,8 @@ describe('bad input never blocks the other endpoints', () => {
                     for (const endpoint of group.endpoints) {
                         assert.equal(endpoint.addresses.length, 1);
                         const address = endpoint.addresses[0]!;
-                        assert.equal(isIP(address), group.addressType === 'IPv4' ? 4 : 6);
-                        assert.equal(ipaddr.parse(address).toString(), address);
-                        assert.equal(unusableBecause(address), undefined);
-                        if (endpoint.hostname !== undefined) assert.ok(isDNSLabel(endpoint.hostname));
+                        assert.deepEqual(usableEndpointIP(address), { usable: true, address, family: group.addressType });
+                        if (endpoint.hostname !== undefined) assert.ok(isDNS1123Label(endpoint.hostname));
                     }
                 }
             }),

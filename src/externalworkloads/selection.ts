@@ -3,7 +3,7 @@
 // which selectsWorkload is true before or after the change.
 import type { V1Service } from '@kubernetes/client-node';
 import type { AddressType } from '../endpointslice/types.js';
-import { canonicalIP } from './addresses.js';
+import { parseIP } from '../ip/address.js';
 import type { ExternalWorkload } from './types.js';
 
 /**
@@ -47,7 +47,7 @@ export function addressTypesForService(service: V1Service): AddressType[] {
     if (types.length > 0) return types;
     const clusterIP = service.spec?.clusterIP;
     if (clusterIP !== undefined && clusterIP !== 'None' && clusterIP !== '') {
-        const parsed = canonicalIP(clusterIP);
+        const parsed = parseIP(clusterIP);
         if (parsed.ok) return [parsed.family];
     }
     return ['IPv4', 'IPv6'];

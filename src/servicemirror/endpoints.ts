@@ -4,9 +4,9 @@
 // resolve names (src/dns/ does), probe the gateway, or write anything.
 import { isIP } from 'node:net';
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1Service } from '@kubernetes/client-node';
-import ipaddr from 'ipaddr.js';
 import { normalisePort } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
+import { usableEndpointIP } from '../ip/address.js';
 import {
     CLUSTER_NAME_LABEL,
     MIRRORED_SERVICE_LABEL,
@@ -116,25 +116,14 @@ function gatewayEndpoints(addresses: readonly GatewayAddress[], addressType: Add
 }
 
 /**
- * The canonical form of an IP of the wanted family that an EndpointSlice may hold, else null.
- * Checked again here although src/dns/ hands over canonical IPs, because a hostname or an
- * empty string in an endpoint address is exactly Linkerd's EKS bug (#4582, #5343): the write
- * is refused and the mirror loses every endpoint. The apiserver also refuses unspecified,
- * loopback, link-local and link-local multicast addresses, and zoned or IPv4-mapped IPv6 ones.
+ * The canonical form of an IP of the wanted family that an EndpointSlice may hold (src/ip/),
+ * else null. Checked again here although src/dns/ hands over canonical IPs, because a
+ * hostname or an empty string in an endpoint address is exactly Linkerd's EKS bug (#4582,
+ * #5343): the write is refused and the mirror loses every endpoint.
  */
 export function endpointIP(address: string, family: 4 | 6): string | null {
-    if (isIP(address) !== family || address.includes('%')) return null;
-    const ip = ipaddr.parse(address);
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) return null;
-    const range = ip.range();
-    if (range === 'unspecified' || range === 'loopback' || range === 'linkLocal') return null;
-    if (isLinkLocalMulticast(ip)) return null;
-    return ip.toString();
-}
-
-function isLinkLocalMulticast(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
-    if (ip.kind() === 'ipv4') return ip.match(ipaddr.parseCIDR('224.0.0.0/24'));
-    return ip.match(ipaddr.parseCIDR('ff02::/16'));
+    const ip = usableEndpointIP(address);
+    return ip.usable && ip.family === (family === 6 ? 'IPv6' : 'IPv4') ? ip.address : null;
 }
 
 /** What Linkerd's destination reads from a mirror's slices (it reads them from the slice, not the Service). */
