@@ -20,7 +20,7 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--watch-namespace <ns>', 'serve only this namespace (default: all)')
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
         .option('--managed-by <value>', 'endpointslice.kubernetes.io/managed-by value of our slices', DEFAULT_MANAGED_BY)
-        .addOption(durationOption('--batch-period <duration>', 'workload changes within this window produce one sync', 500))
+        .addOption(durationOption('--batch-period <duration>', 'workload changes to a Service within this window of its last sync share one sync (a lone change syncs at once)', 500))
         .option('--lease-name <name>', 'Lease used for leader election', 'mesh-endpoints-external-workloads')
         .action((flags: Flags) =>
             runController(flags, flags.leaseName, 'mesh-endpoints-external-workloads', (deps) =>

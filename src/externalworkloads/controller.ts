@@ -25,7 +25,10 @@ export interface ExternalWorkloadsOptions extends ControllerDeps {
     namespace?: string;
     managedBy?: string;
     maxEndpointsPerSlice?: number;
-    /** Workload events within this window produce one sync (upstream's endpointUpdatesBatchPeriod). */
+    /**
+     * Workload changes to a Service within this window of its last sync share one sync; the
+     * first change to a quiet Service syncs at once (WorkQueue.addCoalesced).
+     */
     batchPeriodMs?: number;
     workers?: number;
     /** Informer tuning, for tests. */
@@ -99,7 +102,7 @@ export class ExternalWorkloadsController implements Runnable {
                     if (selectsWorkload(svc, w as ExternalWorkload)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
                 }
             }
-            for (const key of keys) this.queue.addAfter(key, this.batchMs);
+            for (const key of keys) this.queue.addCoalesced(key, this.batchMs);
         };
         this.workloads.on({
             add: (w) => enqueueSelecting(w),

@@ -37,6 +37,10 @@ export class LeaderQueue<K extends string> {
         this.queue?.addAfter(key, delayMs);
     }
 
+    addCoalesced(key: K, windowMs: number): void {
+        this.queue?.addCoalesced(key, windowMs);
+    }
+
     start(keys: Iterable<K>): void {
         const { name, metrics, rateLimiter, workers, sync, log } = this.opts;
         const queue = new WorkQueue<K>({ name, metrics, rateLimiter });

@@ -182,6 +182,98 @@ describe('WorkQueue.addAfter', () => {
     });
 });
 
+describe('WorkQueue.addCoalesced', () => {
+    /** Runs the key like a worker: takes it, holds it for `holdMs`, releases it. */
+    async function run(clock: FakeClock, queue: WorkQueue, holdMs = 0): Promise<string | undefined> {
+        const key = await queue.get();
+        clock.advance(holdMs);
+        if (key !== undefined) queue.done(key);
+        return key;
+    }
+
+    it('queues a change to a quiet key at once', () => {
+        const { queue } = newQueue();
+        queue.addCoalesced('default/web', 500);
+        assert.equal(queue.len(), 1);
+    });
+
+    it('queues at once a change that comes a full window after the last run', async () => {
+        const { clock, queue } = newQueue();
+        queue.addCoalesced('default/web', 500);
+        await run(clock, queue, 10);
+        clock.advance(490);
+        queue.addCoalesced('default/web', 500);
+        assert.equal(queue.len(), 1);
+    });
+
+    it('holds changes that meet a key in hand until one window after it was handed out', async () => {
+        const { clock, queue } = newQueue();
+        queue.addCoalesced('default/web', 500);
+        const key = await queue.get();
+        clock.advance(20);
+        queue.addCoalesced('default/web', 500);
+        queue.addCoalesced('default/web', 500);
+        queue.done(key!);
+        assert.equal(queue.len(), 0, 'not at once after done');
+        clock.advance(479);
+        assert.equal(queue.len(), 0);
+        clock.advance(1);
+        assert.equal(queue.len(), 1, 'one run for both changes, one window after the first run began');
+    });
+
+    it('runs a key that is still in hand when its window ends again right after done', async () => {
+        const { clock, queue } = newQueue();
+        queue.addCoalesced('default/web', 100);
+        const key = await queue.get();
+        queue.addCoalesced('default/web', 100);
+        clock.advance(300); // a slow run
+        assert.equal(queue.len(), 0, 'never two runs of one key at once');
+        queue.done(key!);
+        assert.equal(queue.len(), 1);
+    });
+
+    it('lets a change ride along with a run already queued', async () => {
+        const { clock, queue } = newQueue();
+        queue.addCoalesced('default/web', 500);
+        queue.addCoalesced('default/web', 500);
+        assert.equal(queue.len(), 1);
+        await run(clock, queue);
+        clock.advance(1000);
+        assert.equal(queue.len(), 0);
+        assert.equal(clock.pendingTimers(), 0);
+    });
+
+    it('turns a burst of 1000 changes, one every ms, into one run at its start and one per window', async () => {
+        const { clock, queue } = newQueue();
+        let runs = 0;
+        for (let i = 0; i < 1000; i++) {
+            queue.addCoalesced('default/web', 250);
+            while (queue.len() > 0) {
+                await run(clock, queue, 0);
+                runs++;
+            }
+            clock.advance(1);
+        }
+        clock.advance(250);
+        while (queue.len() > 0) {
+            await run(clock, queue, 0);
+            runs++;
+        }
+        assert.equal(runs, 5, 'at 0, 250, 500, 750 and 1000 ms');
+    });
+
+    it('forgets when keys ran once their window has passed, so the bookkeeping stays small', async () => {
+        const { clock, queue } = newQueue();
+        for (let i = 0; i < 5000; i++) {
+            queue.addCoalesced(`ns/svc-${i}`, 100);
+            await run(clock, queue);
+            clock.advance(1);
+        }
+        const remembered = (queue as unknown as { handedOutAt: Map<string, number> }).handedOutAt.size;
+        assert.ok(remembered <= 1024 + 100, `${remembered} keys remembered`);
+    });
+});
+
 describe('WorkQueue.addRateLimited', () => {
     it('delays a failing key by its backoff and counts the requeues until forget', () => {
         const { clock, queue } = newQueue();
@@ -220,6 +312,7 @@ describe('WorkQueue shutdown', () => {
         queue.add('default/web');
         queue.addAfter('default/db', 10);
         queue.addRateLimited('default/api');
+        queue.addCoalesced('default/cache', 10);
         clock.advance(1000);
         assert.equal(queue.len(), 0);
         assert.equal(queue.numRequeues('default/api'), 0);

@@ -38,6 +38,10 @@ export class WorkQueue<K extends string = string> {
     private readonly dirty = new Map<K, number>();
     /** Keys in a worker's hands, with the time they were handed out. */
     private readonly processing = new Map<K, number>();
+    /** When each key was last handed out, for addCoalesced; entries older than its window are pruned. */
+    private readonly handedOutAt = new Map<K, number>();
+    private pruneHandedOutAt = 1024;
+    private coalesceWindowMs = 0;
     private readonly getters: ((key: K | undefined) => void)[] = [];
     private readonly delayed: DelayedAdds<K>;
     private shuttingDown = false;
@@ -72,6 +76,22 @@ export class WorkQueue<K extends string = string> {
         if (this.shuttingDown) return;
         if (!(delayMs > 0)) return this.add(key);
         this.delayed.schedule(key, this.clock.now() + delayMs);
+    }
+
+    /**
+     * A change to the key that may come in a burst: the key is added at once unless it was
+     * handed out less than `windowMs` ago, in which case it is added when that window ends.
+     * A lone change to a quiet key therefore waits for nothing, while a burst costs one run
+     * at its start and at most one per window after (changes meet a key that is queued,
+     * delayed or in hand, and ride along with its next run).
+     */
+    addCoalesced(key: K, windowMs: number): void {
+        if (this.shuttingDown || this.dirty.has(key)) return;
+        this.coalesceWindowMs = Math.max(this.coalesceWindowMs, windowMs);
+        const last = this.handedOutAt.get(key);
+        const now = this.clock.now();
+        if (last === undefined || now - last >= windowMs) return this.add(key);
+        this.addAfter(key, last + windowMs - now);
     }
 
     /** Adds the key after the rate limiter's delay, counting one more failure for it. */
@@ -177,8 +197,22 @@ export class WorkQueue<K extends string = string> {
         const addedAt = this.dirty.get(key) ?? now;
         this.dirty.delete(key);
         this.processing.set(key, now);
+        this.noteHandedOut(key, now);
         this.metrics?.handedOut((now - addedAt) / 1000);
         return key;
+    }
+
+    private noteHandedOut(key: K, now: number): void {
+        if (this.coalesceWindowMs <= 0) return;
+        this.handedOutAt.delete(key); // re-inserted last: the map stays in hand-out order
+        this.handedOutAt.set(key, now);
+        if (this.handedOutAt.size < this.pruneHandedOutAt) return;
+        // Oldest first, so the sweep stops at the first entry still inside the window.
+        for (const [k, at] of this.handedOutAt) {
+            if (now - at < this.coalesceWindowMs) break;
+            this.handedOutAt.delete(k);
+        }
+        this.pruneHandedOutAt = Math.max(1024, this.handedOutAt.size * 2);
     }
 }
 
