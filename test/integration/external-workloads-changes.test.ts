@@ -215,7 +215,9 @@ describe('batching', () => {
             await setReady(cluster, ns, 'vm-0', false);
             await slicesWhen(ns, 'web', 'vm-0 not ready', (s) => s.flatMap((x) => x.endpoints ?? []).some((e) => e.targetRef?.name === 'vm-0' && !e.conditions?.ready), managedBy);
             await quiet();
-            assert.equal((await syncsTotal()) - syncsBefore, 1, 'one sync for one change');
+            // The echo of our write can beat the write's response; it then costs one sync that writes nothing.
+            const loneSyncs = (await syncsTotal()) - syncsBefore;
+            assert.ok(loneSyncs >= 1 && loneSyncs <= 2, `${loneSyncs} syncs for one change`);
             assert.equal(batched.rest.writes() - writesBefore, 1, 'one slice updated');
 
             // Nine more in a burst: the first at once, the rest together.
@@ -226,7 +228,7 @@ describe('batching', () => {
             await quiet();
             const syncs = (await syncsTotal()) - syncsBefore;
             const writes = batched.rest.writes() - writesBefore;
-            assert.ok(syncs >= 1 && syncs <= 2, `${syncs} syncs for nine workloads turning not ready`);
+            assert.ok(syncs >= 1 && syncs <= 3, `${syncs} syncs for nine workloads turning not ready`);
             assert.ok(writes >= 1 && writes <= 2, `${writes} writes for nine workloads turning not ready`);
         } finally {
             await batched.stop();
