@@ -54,6 +54,9 @@ export interface ControllerFlags {
     leaseDuration: number;
     renewDeadline: number;
     retryPeriod: number;
+    resyncPeriod: number;
+    kubeApiQps: number;
+    kubeApiBurst: number;
     logLevel: string;
 }
 
@@ -66,7 +69,35 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
         .addOption(durationOption('--lease-duration <duration>', 'leader election lease duration', 15_000))
         .addOption(durationOption('--renew-deadline <duration>', 'leader election renew deadline', 10_000))
         .addOption(durationOption('--retry-period <duration>', 'leader election retry period', 2_000))
+        .addOption(
+            durationOption(
+                '--resync-period <duration>',
+                'how often every cached object is checked again, in memory (a no-op sync writes nothing); also when keys given up on after their retries are retried (0: never)',
+                600_000,
+            ),
+        )
+        .option('--kube-api-qps <n>', KUBE_API_QPS_HELP, numberFlag(0, 10_000), DEFAULT_KUBE_API_QPS)
+        .option('--kube-api-burst <n>', 'requests to the apiserver allowed at once above --kube-api-qps', intFlag(1, 100_000), DEFAULT_KUBE_API_BURST)
         .option('--log-level <level>', 'trace, debug, info, warn or error', 'info');
+}
+
+// Measured with bench/apiserver-writes.ts: the local kube-apiserver (etcd on the same 2 cores)
+// took about SLICE_WRITES_PER_S EndpointSlice writes per second from one client. The default
+// leaves most of that to other clients while a full resync of hundreds of Services still
+// finishes in seconds; the burst covers one large Service's slices (1 000 endpoints = 10 slices)
+// and a leadership change's first writes without waiting. Requests over the limit wait; none fail.
+export const DEFAULT_KUBE_API_QPS = 50;
+export const DEFAULT_KUBE_API_BURST = 100;
+const KUBE_API_QPS_HELP =
+    'client-side limit of requests per second to the apiserver, for this whole process (0: none). ' +
+    'The default, 50, is a fraction of what a small apiserver takes in EndpointSlice writes (measured: see the README)';
+
+function numberFlag(min: number, max: number) {
+    return (text: string): number => {
+        const n = Number(text);
+        if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number in ${min}..${max}`);
+        return n;
+    };
 }
 
 /** Runs one controller under a manager with leader election until SIGTERM/SIGINT. */
@@ -77,7 +108,14 @@ export async function runController(
     build: (deps: ControllerDeps) => Runnable,
 ): Promise<void> {
     const logger = newLogger(flags.logLevel);
-    const rest = new KubeRest(loadKubeConfig(flags.kubeconfig));
+    // A request never outlives a lease term: its deadline is below the renew deadline.
+    const timeoutMs = Math.max(1_000, flags.renewDeadline - flags.retryPeriod);
+    const rest = new KubeRest(loadKubeConfig(flags.kubeconfig), {
+        component: component.replace(/^mesh-endpoints-/, ''),
+        qps: flags.kubeApiQps,
+        burst: flags.kubeApiBurst,
+        timeoutMs,
+    });
     const manager = new Manager({
         rest,
         logger,
@@ -89,11 +127,18 @@ export async function runController(
             leaseDurationMs: flags.leaseDuration,
             renewDeadlineMs: flags.renewDeadline,
             retryPeriodMs: flags.retryPeriod,
+            // Lease calls have their own client: queued writes never hold up a renew.
+            rest: rest.fork({ component: `${rest.settings.component}, leader-election`, qps: 0 }),
         },
     });
     const queueMetrics = new WorkQueueMetrics(manager.registry, METRICS_PREFIX.replace(/_$/, ''));
-    const events = new EventRecorder(rest, component, logFn(logger.child({ component: 'events' })));
-    manager.add(build({ rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader }));
+    const events = new EventRecorder(rest, component, logFn(logger.child({ component: 'events' })), undefined, {
+        isLeader: manager.isLeader,
+        registry: manager.registry,
+    });
+    manager.add(
+        build({ rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader, resyncMs: flags.resyncPeriod }),
+    );
     manager.handleSignals();
     await manager.start();
     if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);

@@ -2,6 +2,7 @@
 // every Link in --namespace, one Lease (mesh-endpoints-service-mirror) for the process. The
 // DNS failure policy and the probe are explained to users in HELP (shown by --help).
 import { InvalidArgumentError, type Command } from 'commander';
+import { KubeRest } from '../kube/rest.js';
 import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
 import { parseProbeAddressOverride, type ProbeAddressOverride } from '../servicemirror/probe.js';
 import { controllerOptions, durationOption, fail, intFlag, runController, type ControllerFlags } from './common.js';
@@ -73,6 +74,8 @@ async function run(flags: Flags): Promise<void> {
             dnsTimeoutMs: flags.dnsTimeout,
             probeAddressOverride: flags.probeAddressOverride,
             maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
+            // Remote clusters see who reads them, with the same request deadline as the local one.
+            newRemoteRest: (kubeConfig) => new KubeRest(kubeConfig, { component: 'service-mirror', timeoutMs: deps.rest.settings.timeoutMs }),
         }),
     );
 }

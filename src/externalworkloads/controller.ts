@@ -31,8 +31,10 @@ export interface ExternalWorkloadsOptions extends ControllerDeps {
      */
     batchPeriodMs?: number;
     workers?: number;
-    /** Informer tuning, for tests. */
+    /** Every cached object is re-delivered, and keys given up on are retried, this often (0 = never). */
     resyncMs?: number;
+    /** Retries of a failing Service before it waits for the next resync. */
+    maxRetries?: number;
 }
 
 type Key = string;
@@ -83,6 +85,8 @@ export class ExternalWorkloadsController implements Runnable {
             workers: opts.workers ?? 2,
             sync: (key) => this.syncService(key),
             log: this.log,
+            resyncMs: opts.resyncMs,
+            maxRetries: opts.maxRetries,
         });
         this.registerHandlers();
     }
@@ -187,8 +191,8 @@ export class ExternalWorkloadsController implements Runnable {
             this.metrics.syncs.inc({ result: 'success' });
             if (writes > 0) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
         } catch (err) {
-            if (err instanceof NotLeaderError) return; // the new leader owns this Service now
-            this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
+            // Not the leader: retried, in case the late renew succeeds; a lost term discards the queue.
+            this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : err instanceof NotLeaderError ? 'not_leader' : 'error' });
             throw err;
         }
     }

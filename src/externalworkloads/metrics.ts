@@ -47,7 +47,7 @@ export class ExternalWorkloadsMetrics {
         });
         this.syncs = new Counter({
             name: `${prefix}syncs_total`,
-            help: 'Service syncs by result (success, stale, error)',
+            help: 'Service syncs by result (success, stale, not_leader, error)',
             labelNames: ['result'],
             registers,
         });
@@ -64,7 +64,7 @@ export class ExternalWorkloadsMetrics {
             registers,
         });
         this.endpointsDesired = new Gauge({ name: `${prefix}endpoints_desired`, help: 'Endpoints we publish', registers });
-        for (const result of ['success', 'stale', 'error']) this.syncs.inc({ result }, 0);
+        for (const result of ['success', 'stale', 'not_leader', 'error']) this.syncs.inc({ result }, 0);
         for (const operation of ['create', 'update', 'delete']) this.changes.inc({ operation }, 0);
     }
 

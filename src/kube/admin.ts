@@ -1,5 +1,5 @@
 // The admin endpoint every mesh-endpoints process serves: /metrics (Prometheus text),
-// /healthz (the process is alive) and /readyz (every informer has synced).
+// /healthz (the process is alive) and /readyz (every informer has synced; else why not).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -8,7 +8,8 @@ export interface AdminServerOptions {
     /** HOST:PORT; port 0 picks a free one (see `address` once started). */
     addr: string;
     registry: Registry;
-    ready: () => boolean;
+    /** Undefined when ready; otherwise why not, as /readyz's body. */
+    notReady: () => string | undefined;
 }
 
 export function parseHostPort(addr: string): { host: string; port: number } {
@@ -44,9 +45,9 @@ export class AdminServer {
                 res.writeHead(200, { 'Content-Type': 'text/plain' });
                 res.end('ok');
             } else if (path === '/readyz') {
-                const ready = this.opts.ready();
-                res.writeHead(ready ? 200 : 503, { 'Content-Type': 'text/plain' });
-                res.end(ready ? 'ok' : 'caches not synced');
+                const notReady = this.opts.notReady();
+                res.writeHead(notReady === undefined ? 200 : 503, { 'Content-Type': 'text/plain' });
+                res.end(notReady ?? 'ok');
             } else {
                 res.writeHead(404);
                 res.end();

@@ -1,8 +1,11 @@
-// Kubernetes Events about the objects we act on. Recording is best effort (a failed
-// Event never fails a sync) and deduplicated: the same message about the same object
-// is written once per `dedupeMs`, so a sync that runs again does not flood the API.
+// Kubernetes Events about the objects we act on, with client-go's EventRecorder manners:
+// only the leader records; a spam filter per object and reason (a token bucket: a burst of
+// 25, then one per 5 minutes); identical events within the aggregation window become one
+// Event whose count grows; and recording never delays a sync (record() only queues, one
+// sender drains a bounded queue, a full queue drops). A failed Event never fails a sync.
+import { Counter, type Registry } from 'prom-client';
 import type { KubeRest } from './rest.js';
-import { collectionPath, Events } from './resources.js';
+import { collectionPath, Events, objectPath } from './resources.js';
 import type { KubeObject } from './store.js';
 import type { LogFn } from './log.js';
 
@@ -12,56 +15,210 @@ export interface EventSink {
     record(obj: KubeObject, type: EventType, reason: string, message: string): void;
 }
 
-export class EventRecorder implements EventSink {
-    private readonly recent = new Map<string, number>();
+export interface EventRecorderOptions {
+    /** Only the leader records; the other replicas saw the same thing and stay quiet. */
+    isLeader?: () => boolean;
+    /** Spam filter per object and reason: events at once, then one per refillMs (client-go: 25, 5 min). */
+    burst?: number;
+    refillMs?: number;
+    /** Events waiting to be sent; more are dropped. */
+    queueSize?: number;
+    registry?: Registry;
+    now?: () => number;
+}
 
+/** What to do with one event: drop it (spam), create an Event, or count it on an existing one. */
+export type EventDecision = { action: 'spam' } | { action: 'create'; id: string } | { action: 'aggregate'; id: string; name: string; count: number };
+
+interface Sent {
+    /** The Event's name once created (undefined while its create is still queued). */
+    name?: string;
+    count: number;
+    at: number;
+}
+
+/** The pure part: spam filter and aggregation, on a clock given by the caller. */
+export class EventFilter {
+    private readonly buckets = new Map<string, { tokens: number; at: number }>();
+    private readonly sent = new Map<string, Sent>();
+
+    constructor(
+        private readonly aggregateMs: number,
+        private readonly burst = 25,
+        private readonly refillMs = 300_000,
+    ) {}
+
+    decide(obj: KubeObject, type: EventType, reason: string, message: string, now: number): EventDecision {
+        const meta = obj.metadata ?? {};
+        const object = `${obj.kind}|${meta.namespace ?? ''}|${meta.name}|${meta.uid ?? ''}`;
+        if (!this.take(`${object}|${type}|${reason}`, now)) return { action: 'spam' };
+        const id = `${object}|${type}|${reason}|${message}`;
+        const last = this.sent.get(id);
+        if (last?.name && now - last.at < this.aggregateMs) {
+            last.count++;
+            last.at = now;
+            return { action: 'aggregate', id, name: last.name, count: last.count };
+        }
+        this.prune(now);
+        this.sent.set(id, { count: 1, at: now });
+        return { action: 'create', id };
+    }
+
+    /** The name the apiserver gave the Event, so later identical events aggregate into it. */
+    created(id: string, name: string): void {
+        const entry = this.sent.get(id);
+        if (entry) entry.name = name;
+    }
+
+    /** The Event is gone (deleted or expired): the next identical event creates a new one. */
+    forget(id: string): void {
+        this.sent.delete(id);
+    }
+
+    private take(key: string, now: number): boolean {
+        const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+        bucket.tokens = Math.min(this.burst, bucket.tokens + Math.max(0, now - bucket.at) / this.refillMs);
+        bucket.at = now;
+        this.buckets.set(key, bucket);
+        if (bucket.tokens < 1) return false;
+        bucket.tokens -= 1;
+        return true;
+    }
+
+    /** Keeps memory bounded: a full bucket and an Event past its window need no entry. */
+    private prune(now: number): void {
+        if (this.sent.size >= 10_000) for (const [id, s] of this.sent) if (now - s.at >= this.aggregateMs) this.sent.delete(id);
+        if (this.buckets.size >= 10_000) {
+            for (const [key, b] of this.buckets) if (b.tokens + (now - b.at) / this.refillMs >= this.burst) this.buckets.delete(key);
+        }
+    }
+}
+
+interface Pending {
+    obj: KubeObject;
+    type: EventType;
+    reason: string;
+    message: string;
+    at: number;
+    decision: Exclude<EventDecision, { action: 'spam' }>;
+}
+
+export class EventRecorder implements EventSink {
+    private readonly filter: EventFilter;
+    private readonly queue: Pending[] = [];
+    private sending = false;
+    private readonly isLeader: () => boolean;
+    private readonly now: () => number;
+    private readonly queueSize: number;
+    private readonly results: Counter<'result'> | undefined;
+
+    /** `aggregateMs`: identical events within it are counted on one Event (0: every one is its own). */
     constructor(
         private readonly rest: KubeRest,
         private readonly component: string,
         private readonly log: LogFn,
-        private readonly dedupeMs = 10 * 60_000,
-        private readonly now: () => number = Date.now,
-    ) {}
+        aggregateMs = 10 * 60_000,
+        options: EventRecorderOptions = {},
+    ) {
+        this.filter = new EventFilter(aggregateMs, options.burst, options.refillMs);
+        this.isLeader = options.isLeader ?? (() => true);
+        this.now = options.now ?? Date.now;
+        this.queueSize = options.queueSize ?? 1000;
+        this.results = options.registry
+            ? new Counter({
+                  name: 'mesh_endpoints_events_total',
+                  help: 'Events by result: created, aggregated (count of an existing Event raised), spam (filtered), dropped (queue full), failed',
+                  labelNames: ['result'],
+                  registers: [options.registry],
+              })
+            : undefined;
+    }
 
     record(obj: KubeObject, type: EventType, reason: string, message: string): void {
+        if (!this.isLeader()) return;
+        const at = this.now();
+        const decision = this.filter.decide(obj, type, reason, message, at);
+        if (decision.action === 'spam') return this.count('spam');
         const meta = obj.metadata ?? {};
-        const key = `${meta.uid ?? `${meta.namespace}/${meta.name}`}|${type}|${reason}|${message}`;
-        const now = this.now();
-        const last = this.recent.get(key);
-        if (last !== undefined && now - last < this.dedupeMs) return;
-        this.recent.set(key, now);
-        this.prune(now);
         this.log(type === 'Warning' ? 'warn' : 'info', message, {
             event: reason,
             object: `${obj.kind}/${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}`,
         });
+        if (this.queue.length >= this.queueSize) {
+            if (decision.action === 'create') this.filter.forget(decision.id);
+            return this.count('dropped');
+        }
+        this.queue.push({ obj, type, reason, message, at, decision });
+        if (!this.sending) void this.drain();
+    }
+
+    /** Events queued and not yet sent. */
+    pending(): number {
+        return this.queue.length;
+    }
+
+    private count(result: string): void {
+        this.results?.inc({ result });
+    }
+
+    private async drain(): Promise<void> {
+        this.sending = true;
+        for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+            try {
+                if (next.decision.action === 'aggregate') await this.aggregate(next, next.decision);
+                else await this.create(next, next.decision.id);
+            } catch (err) {
+                this.count('failed');
+                this.log('warn', 'recording an Event failed', { reason: next.reason, error: (err as Error).message });
+            }
+        }
+        this.sending = false;
+    }
+
+    private async create(e: Pending, id: string): Promise<void> {
+        const meta = e.obj.metadata ?? {};
         const namespace = meta.namespace || 'default';
-        const time = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-        void this.rest
-            .create(collectionPath(Events, namespace), {
+        const time = timestamp(e.at);
+        try {
+            const created = await this.rest.create<{ metadata: { name: string } }>(collectionPath(Events, namespace), {
                 metadata: { generateName: `${meta.name}.`, namespace },
                 involvedObject: {
-                    apiVersion: obj.apiVersion,
-                    kind: obj.kind,
+                    apiVersion: e.obj.apiVersion,
+                    kind: e.obj.kind,
                     namespace: meta.namespace,
                     name: meta.name,
                     uid: meta.uid,
                     resourceVersion: meta.resourceVersion,
                 },
-                type,
-                reason,
-                message: message.slice(0, 1024),
+                type: e.type,
+                reason: e.reason,
+                message: e.message.slice(0, 1024),
                 source: { component: this.component },
                 reportingComponent: this.component,
                 firstTimestamp: time,
                 lastTimestamp: time,
                 count: 1,
-            })
-            .catch((err: Error) => this.log('warn', 'recording an Event failed', { reason, error: err.message }));
+            } as never);
+            this.filter.created(id, created.metadata.name);
+            this.count('created');
+        } catch (err) {
+            this.filter.forget(id);
+            throw err;
+        }
     }
 
-    private prune(now: number): void {
-        if (this.recent.size < 10_000) return;
-        for (const [key, at] of this.recent) if (now - at >= this.dedupeMs) this.recent.delete(key);
+    private async aggregate(e: Pending, d: { id: string; name: string; count: number }): Promise<void> {
+        const namespace = e.obj.metadata?.namespace || 'default';
+        try {
+            await this.rest.mergePatch(objectPath(Events, namespace, d.name), { count: d.count, lastTimestamp: timestamp(e.at) });
+            this.count('aggregated');
+        } catch (err) {
+            this.filter.forget(d.id); // gone (expired) or unwritable: the next one starts afresh
+            throw err;
+        }
     }
+}
+
+function timestamp(ms: number): string {
+    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,9 +1,12 @@
 // An informer that survives faults: list, then watch from the list's resourceVersion
 // with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
 // every other error; an inactivity timer that aborts a silently dead connection; an
-// optional periodic resync. It owns the cache of one resource type and the event
+// optional periodic resync (in memory: every cached object re-delivered as an update, so
+// work that was lost comes back; a sync with nothing to change writes nothing). A custom
+// resource whose CRD is not installed is reported as such (which CRD, how to install it)
+// and polled for until it appears. It owns the cache of one resource type and the event
 // callbacks; it never writes to the apiserver.
-import { ApiError, isGone, type KubeRest } from './rest.js';
+import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 
@@ -28,7 +31,9 @@ export interface InformerOptions {
     backoffInitialMs?: number;
     backoffMaxMs?: number;
     listPageSize?: number;
-    log?: (level: 'info' | 'warn' | 'debug', msg: string, fields?: Record<string, unknown>) => void;
+    /** How often a missing CRD is looked for (default 5 s). */
+    crdPollMs?: number;
+    log?: (level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
 /** Counts a test or a metric can read to tell what the informer went through. */
@@ -51,7 +56,10 @@ export class Informer<T extends KubeObject> {
     private readonly handlers: InformerHandlers<T>[] = [];
     private resourceVersion = '';
     private running = false;
+    /** Aborts the list or watch in flight at stop. */
     private abort: AbortController | undefined;
+    /** Why the informer cannot sync now (a missing CRD), for /readyz and the logs. */
+    private missing: string | undefined;
     private loop: Promise<void> | undefined;
     private resyncTimer: NodeJS.Timeout | undefined;
     private wakeUp: (() => void) | undefined;
@@ -73,6 +81,11 @@ export class Informer<T extends KubeObject> {
         return this.syncedFlag;
     }
 
+    /** What keeps the informer from syncing, when it knows (a CRD not installed). */
+    problem(): string | undefined {
+        return this.missing;
+    }
+
     start(): void {
         if (this.running) return;
         this.running = true;
@@ -90,7 +103,7 @@ export class Informer<T extends KubeObject> {
         await this.loop;
     }
 
-    private log(level: 'info' | 'warn' | 'debug', msg: string, fields?: Record<string, unknown>) {
+    private log(level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) {
         this.opts.log?.(level, msg, { resource: this.opts.resource.plural, ...fields });
     }
 
@@ -114,7 +127,10 @@ export class Informer<T extends KubeObject> {
         let failures = 0;
         while (this.running) {
             try {
-                if (!this.resourceVersion) await this.list();
+                if (!this.resourceVersion) {
+                    await this.list();
+                    this.foundResource();
+                }
                 await this.watch();
                 // Only a watch the server ended cleanly proves the path healthy: a list that
                 // works before a watch that fails at once must still back off further.
@@ -131,11 +147,36 @@ export class Informer<T extends KubeObject> {
                 }
                 this.stats.errors++;
                 failures++;
+                if (isNotFound(err) && this.opts.resource.crd) {
+                    await this.sleep(this.waitForCrd(failures));
+                    continue;
+                }
                 const delay = this.backoff(failures, err);
                 this.log('warn', 'list/watch failed, retrying', { error: (err as Error).message, delayMs: delay });
                 await this.sleep(delay);
             }
         }
+    }
+
+    /**
+     * The apiserver does not serve the resource: its CRD is missing. Said once, clearly,
+     * then polled for every few seconds, so serving starts soon after someone installs it.
+     */
+    private waitForCrd(failures: number): number {
+        const { crd } = this.opts.resource;
+        if (!this.missing && crd) {
+            this.missing = `CustomResourceDefinition ${crd.name} is not installed`;
+            this.log('error', `${this.missing}: install it with \`kubectl apply -f ${crd.file}\` (from the mesh-endpoints repository or chart); waiting for it`, {
+                crd: crd.name,
+            });
+        }
+        return Math.min(this.backoff(failures, undefined), this.opts.crdPollMs ?? 5_000);
+    }
+
+    private foundResource(): void {
+        if (!this.missing) return;
+        this.log('info', `${this.opts.resource.crd?.name ?? this.opts.resource.plural} is served now`);
+        this.missing = undefined;
     }
 
     private backoff(failures: number, err: unknown): number {
@@ -163,15 +204,16 @@ export class Informer<T extends KubeObject> {
 
     private async list(): Promise<void> {
         this.stats.lists++;
+        const abort = new AbortController();
+        this.abort = abort;
         const path = collectionPath(this.opts.resource, this.opts.namespace);
         const items: T[] = [];
         let cont: string | undefined;
         let resourceVersion = '';
         do {
-            const page = await this.rest.get<ListResponse<T>>(path, {
-                ...this.baseQuery(),
-                limit: this.opts.listPageSize ?? 500,
-                continue: cont,
+            const page = await this.rest.request<ListResponse<T>>('GET', path, {
+                query: { ...this.baseQuery(), limit: this.opts.listPageSize ?? 500, continue: cont },
+                signal: abort.signal,
             });
             for (const item of page.items) items.push(this.withTypeMeta(item));
             cont = page.metadata.continue || undefined;

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { LeaderQueue } from './leader-queue.js';
 import { newLogger } from './log.js';
 import { controllerRateLimiter } from './ratelimit.js';
+import { NotLeaderError } from './slice-writer.js';
 import { WorkQueueMetrics } from './workqueue-metrics.js';
 
 function leaderQueue(sync: (key: string) => Promise<void>) {
@@ -51,5 +52,63 @@ describe('LeaderQueue', () => {
         await q.stop();
         assert.equal(overlapped, false);
         assert.deepEqual(finished, ['svc', 'svc']);
+    });
+});
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+        if (Date.now() > deadline) assert.fail('condition not met in time');
+        await new Promise((r) => setTimeout(r, 5));
+    }
+}
+
+describe('LeaderQueue retries', () => {
+    const fastQueue = (sync: (key: string) => Promise<void>, extra: { resyncMs?: number; maxRetries?: number } = {}) =>
+        new LeaderQueue<string>({
+            name: 'retries',
+            metrics: new WorkQueueMetrics(new Registry(), 'test'),
+            rateLimiter: controllerRateLimiter({ baseMs: 1, maxMs: 5 }),
+            workers: 1,
+            sync,
+            log: newLogger('silent'),
+            ...extra,
+        });
+
+    it('re-queues a key whose write the leader guard refused, and runs it once the guard opens', async () => {
+        let guardOpen = false;
+        const synced: string[] = [];
+        const q = fastQueue(async (key) => {
+            if (!guardOpen) throw new NotLeaderError();
+            synced.push(key);
+        });
+        q.start(['svc']);
+        await new Promise((r) => setTimeout(r, 30));
+        assert.deepEqual(synced, []);
+        guardOpen = true;
+        await until(() => synced.length === 1);
+        await q.stop();
+        assert.deepEqual(synced, ['svc']);
+    });
+
+    it('brings a key that exhausted its retries back at the next resync', async () => {
+        let failing = true;
+        let runs = 0;
+        const q = fastQueue(
+            async () => {
+                runs++;
+                if (failing) throw new Error('apiserver says no');
+            },
+            { maxRetries: 2, resyncMs: 150 },
+        );
+        q.start(['svc']);
+        await until(() => q.droppedKeys().length === 1);
+        assert.equal(runs, 3, 'the first run and two retries');
+        failing = false;
+        await until(() => runs === 4);
+        await new Promise((r) => setTimeout(r, 50));
+        await q.stop();
+        assert.equal(runs, 4, 'run again at the resync, and it succeeded');
+        assert.deepEqual(q.droppedKeys(), []);
     });
 });

@@ -1,10 +1,13 @@
 // The work of a controller exists only while its replica leads: a fresh queue and workers
 // on every term (nothing queued by an earlier term survives it), drained when the term
 // ends. Events that arrive while not leading are dropped; the next term starts from all keys.
+// Nothing is forgotten within a term either: a write refused by the leader guard fails the
+// sync and is retried like any failure (the term ends soon if the guard stays shut), and a
+// key given up on after its retries comes back at the next resync.
 import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
-import { StaleCacheError } from './slice-writer.js';
-import { runWorkers, WorkQueue } from './workqueue.js';
+import { NotLeaderError, StaleCacheError } from './slice-writer.js';
+import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
 
 export interface LeaderQueueOptions<K extends string> {
@@ -14,6 +17,10 @@ export interface LeaderQueueOptions<K extends string> {
     workers: number;
     sync: (key: K) => Promise<void>;
     log: Logger;
+    /** Keys dropped after their retries are queued again this often (0 = never). */
+    resyncMs?: number;
+    /** Retries of a failing key before it waits for the next resync; client-go's 15 by default. */
+    maxRetries?: number;
 }
 
 export class LeaderQueue<K extends string> {
@@ -21,6 +28,9 @@ export class LeaderQueue<K extends string> {
     private workers: Promise<void> | undefined;
     /** The previous term's drain: a new term's workers wait for it, so no key runs twice at once. */
     private draining: Promise<void> = Promise.resolve();
+    /** Keys that exhausted their retries this term, queued again at the next resync. */
+    private readonly dropped = new Set<K>();
+    private resyncTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly opts: LeaderQueueOptions<K>) {}
 
@@ -41,19 +51,39 @@ export class LeaderQueue<K extends string> {
         this.queue?.addCoalesced(key, windowMs);
     }
 
+    /** Keys given up on and waiting for the next resync. */
+    droppedKeys(): K[] {
+        return [...this.dropped];
+    }
+
     start(keys: Iterable<K>): void {
-        const { name, metrics, rateLimiter, workers, sync, log } = this.opts;
+        const { name, metrics, rateLimiter, workers, sync } = this.opts;
         const queue = new WorkQueue<K>({ name, metrics, rateLimiter });
         this.queue = queue;
+        this.dropped.clear(); // the new term syncs every key anyway
         for (const key of keys) queue.add(key);
+        if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.requeueDropped(), this.opts.resyncMs);
         const previous = this.draining;
         this.workers = previous.then(() =>
-            runWorkers(queue, workers, sync, (failure) => {
-                // A stale cache is expected right after our own writes; it retries quietly.
-                const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : 'warn';
-                log[level]({ key: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
-            }),
+            runWorkers(queue, workers, sync, (failure) => this.failed(failure), { maxRetries: this.opts.maxRetries }),
         );
+    }
+
+    private failed(failure: WorkerFailure<K>): void {
+        if (failure.dropped) this.dropped.add(failure.key);
+        const { error } = failure;
+        // A stale cache is expected right after our own writes, and a refused write while the
+        // lease is being renewed late; both retry quietly.
+        const level = failure.dropped ? 'error' : error instanceof StaleCacheError ? 'debug' : error instanceof NotLeaderError ? 'info' : 'warn';
+        const fields = { key: failure.key, err: error, failures: failure.failures, dropped: failure.dropped };
+        this.opts.log[level](fields, failure.dropped ? 'sync failed; giving up until the next resync' : 'sync failed; retrying');
+    }
+
+    private requeueDropped(): void {
+        if (!this.queue || this.dropped.size === 0) return;
+        this.opts.log.info({ keys: this.dropped.size }, 'resync: retrying keys given up on');
+        for (const key of this.dropped) this.queue.add(key);
+        this.dropped.clear();
     }
 
     /** Stops taking work and waits for the items in hand. */
@@ -61,6 +91,7 @@ export class LeaderQueue<K extends string> {
         const [queue, workers] = [this.queue, this.workers];
         this.queue = undefined;
         this.workers = undefined;
+        clearInterval(this.resyncTimer);
         if (!queue) return this.draining;
         this.draining = (async () => {
             await queue.shutDownWithDrain();

@@ -7,6 +7,9 @@
 // holder's renewTime (clocks differ between machines). And our own leadership ends,
 // for writers, renewDeadline after the start of our last successful renew: since
 // renewDeadline < leaseDuration, no other candidate can have taken the lease by then.
+// That end is enforced, not just observed: every lease request is aborted when the time
+// left before the deadline runs out (client-go bounds its renew by the deadline too), and
+// a timer steps down at the deadline even while a request hangs.
 import { performance } from 'node:perf_hooks';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +38,8 @@ export interface LeaderElectionOptions {
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
+    /** Bound on releasing the lease at stop: a hung apiserver must not hold up a shutdown. */
+    releaseTimeoutMs?: number;
     onStartedLeading?: () => void;
     onStoppedLeading?: () => void;
     onNewLeader?: (identity: string) => void;
@@ -63,6 +68,9 @@ export class LeaderElector {
     private stopped = false;
     private wake: (() => void) | undefined;
     private loop: Promise<void> | undefined;
+    /** Aborts the lease requests of the round in flight (at the deadline, or at stop). */
+    private round: AbortController | undefined;
+    private stepDownTimer: NodeJS.Timeout | undefined;
 
     constructor(
         private readonly rest: KubeRest,
@@ -95,11 +103,14 @@ export class LeaderElector {
     /** Stops campaigning; the lease is released if we hold it, so a standby takes over at once. */
     async stop(): Promise<void> {
         this.stopped = true;
+        this.round?.abort(new Error('stopping'));
         this.wake?.();
         await this.loop;
+        clearTimeout(this.stepDownTimer);
         if (this.leading) {
             this.setLeading(false);
-            await this.release().catch((err: Error) => this.log('warn', 'releasing the lease failed', { error: err.message }));
+            const signal = AbortSignal.timeout(this.opts.releaseTimeoutMs ?? 2_000);
+            await this.release(signal).catch((err: Error) => this.log('warn', 'releasing the lease failed', { error: err.message }));
         }
     }
 
@@ -124,22 +135,48 @@ export class LeaderElector {
     private async run(): Promise<void> {
         while (!this.stopped) {
             const startedAt = performance.now();
-            const ok = await this.tryAcquireOrRenew().catch((err: Error) => {
-                this.log('warn', 'lease request failed', { error: err.message });
-                return false;
-            });
-            if (ok) {
+            // A renew may take only the time left of our term; an acquire, one renewDeadline.
+            const budget = this.leading ? this.lastRenewStartedAt + this.renewDeadlineMs - startedAt : this.renewDeadlineMs;
+            const round = new AbortController();
+            this.round = round;
+            const timer = setTimeout(() => round.abort(new Error('renew deadline reached')), Math.max(0, budget));
+            const ok = await this.tryAcquireOrRenew(round.signal)
+                .catch((err: Error) => {
+                    if (!this.stopped) this.log('warn', 'lease request failed', { error: err.message });
+                    return false;
+                })
+                .finally(() => clearTimeout(timer));
+            this.round = undefined;
+            if (this.stopped) break;
+            // A success that arrives after the deadline proves nothing about now.
+            if (ok && performance.now() - startedAt < this.renewDeadlineMs) {
                 this.lastRenewStartedAt = startedAt;
                 if (!this.leading) this.setLeading(true);
+                this.armStepDown();
             } else if (this.leading && !this.isLeader()) {
-                // renewDeadline passed without a successful renew: step down before
-                // anyone else may acquire the lease.
-                this.log('warn', 'failed to renew the lease within renewDeadline');
-                this.setLeading(false);
+                this.stepDown();
             }
-            if (this.stopped) break;
             await this.sleep(this.leading ? this.retryPeriodMs : this.jittered());
         }
+    }
+
+    /** Steps down at the deadline of the last renew, whether or not a request is still pending. */
+    private armStepDown(): void {
+        clearTimeout(this.stepDownTimer);
+        const left = this.lastRenewStartedAt + this.renewDeadlineMs - performance.now();
+        this.stepDownTimer = setTimeout(() => {
+            if (!this.leading) return;
+            if (this.isLeader()) return this.armStepDown(); // a timer may fire a fraction early
+            this.round?.abort(new Error('renew deadline reached'));
+            this.stepDown();
+        }, Math.max(0, Math.ceil(left)));
+    }
+
+    /** renewDeadline passed without a successful renew: step down before anyone else may acquire the lease. */
+    private stepDown(): void {
+        clearTimeout(this.stepDownTimer);
+        this.log('warn', 'failed to renew the lease within renewDeadline');
+        this.setLeading(false);
     }
 
     private setLeading(leading: boolean): void {
@@ -167,7 +204,7 @@ export class LeaderElector {
     }
 
     /** One round of client-go's tryAcquireOrRenew; true when we hold the lease after it. */
-    private async tryAcquireOrRenew(): Promise<boolean> {
+    private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
         const now = microTime(new Date());
         const ours: LeaseSpec = {
             holderIdentity: this.identity,
@@ -178,15 +215,18 @@ export class LeaderElector {
         };
         let lease: Lease;
         try {
-            lease = await this.rest.get<Lease>(this.path());
+            lease = await this.rest.request<Lease>('GET', this.path(), { signal });
         } catch (err) {
             if (!isNotFound(err)) throw err;
             const created = await this.rest
-                .create<Lease>(collectionPath(Leases, this.opts.namespace), {
-                    apiVersion: 'coordination.k8s.io/v1',
-                    kind: 'Lease',
-                    metadata: { name: this.opts.name, namespace: this.opts.namespace },
-                    spec: ours,
+                .request<Lease>('POST', collectionPath(Leases, this.opts.namespace), {
+                    signal,
+                    body: {
+                        apiVersion: 'coordination.k8s.io/v1',
+                        kind: 'Lease',
+                        metadata: { name: this.opts.name, namespace: this.opts.namespace },
+                        spec: ours,
+                    },
                 })
                 .catch((e: unknown) => {
                     if (isConflict(e)) return undefined; // someone else created it first
@@ -207,7 +247,7 @@ export class LeaderElector {
             ? { ...ours, acquireTime: current.acquireTime ?? now, leaseTransitions: current.leaseTransitions ?? 0 }
             : { ...ours, leaseTransitions: (current.leaseTransitions ?? 0) + 1 };
         try {
-            const updated = await this.rest.replace<Lease>(this.path(), { ...lease, spec: next });
+            const updated = await this.rest.request<Lease>('PUT', this.path(), { signal, body: { ...lease, spec: next } });
             this.observe(updated.spec);
             return true;
         } catch (err) {
@@ -217,18 +257,21 @@ export class LeaderElector {
     }
 
     /** client-go's release: an empty holder with a 1 s duration, transitions kept. */
-    private async release(): Promise<void> {
-        const lease = await this.rest.get<Lease>(this.path());
+    private async release(signal: AbortSignal): Promise<void> {
+        const lease = await this.rest.request<Lease>('GET', this.path(), { signal });
         if ((lease.spec?.holderIdentity ?? '') !== this.identity) return;
         const now = microTime(new Date());
-        await this.rest.replace<Lease>(this.path(), {
-            ...lease,
-            spec: {
-                ...lease.spec,
-                holderIdentity: null,
-                leaseDurationSeconds: 1,
-                acquireTime: now,
-                renewTime: now,
+        await this.rest.request<Lease>('PUT', this.path(), {
+            signal,
+            body: {
+                ...lease,
+                spec: {
+                    ...lease.spec,
+                    holderIdentity: null,
+                    leaseDurationSeconds: 1,
+                    acquireTime: now,
+                    renewTime: now,
+                },
             },
         });
         this.log('info', 'released the lease');

@@ -1,6 +1,8 @@
 // The runtime that every controller of a process shares (controller-runtime's manager):
 // informers, the admin endpoint, leader election and graceful shutdown. A controller
 // plugs in through `Runnable`; it never starts informers or handles signals itself.
+// Shutdown is bounded: items in hand get a drain budget, then every request in flight is
+// aborted, the lease release has its own bound, and a last timer exits regardless.
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { AdminServer } from './admin.js';
 import type { Informer } from './informer.js';
@@ -32,6 +34,8 @@ export interface ControllerDeps {
     events: EventSink;
     /** The guard writers ask right before every write. */
     isLeader: () => boolean;
+    /** Cached objects are re-delivered, and keys given up on retried, this often (0 = never). */
+    resyncMs?: number;
 }
 
 export interface ManagerOptions {
@@ -40,8 +44,20 @@ export interface ManagerOptions {
     registry?: Registry;
     adminAddr?: string;
     /** Without it this process always writes (a single replica, or tests). */
-    leaderElection?: Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>;
+    leaderElection?: Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'> & {
+        /** The client for lease calls: its own, so writes queued behind the rate limit never delay a renew. */
+        rest?: KubeRest;
+    };
+    /** How long the items in hand may take to finish at shutdown before their requests are aborted. */
+    drainTimeoutMs?: number;
+    /** After a signal, the process exits within this, whatever hangs (below Kubernetes' 30 s grace). */
+    shutdownTimeoutMs?: number;
 }
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class Manager {
     readonly registry: Registry;
@@ -60,10 +76,10 @@ export class Manager {
             registers: [this.registry],
         });
         if (opts.adminAddr) {
-            this.admin = new AdminServer({ addr: opts.adminAddr, registry: this.registry, ready: () => this.ready() });
+            this.admin = new AdminServer({ addr: opts.adminAddr, registry: this.registry, notReady: () => this.notReady() });
         }
         if (opts.leaderElection) {
-            this.elector = new LeaderElector(opts.rest, {
+            this.elector = new LeaderElector(opts.leaderElection.rest ?? opts.rest, {
                 ...opts.leaderElection,
                 log: logFn(opts.logger.child({ component: 'leader-election' })),
                 onStartedLeading: () => this.onStartedLeading(),
@@ -80,7 +96,15 @@ export class Manager {
     readonly isLeader = (): boolean => (this.elector ? this.elector.isLeader() : !this.stopping);
 
     ready(): boolean {
-        return this.runnables.every((r) => r.informers.every((i) => i.hasSynced()));
+        return this.notReady() === undefined;
+    }
+
+    /** Why /readyz fails: the caches not yet synced, and what keeps them (a missing CRD). */
+    notReady(): string | undefined {
+        const waiting = new Set(this.runnables.flatMap((r) => r.informers).filter((i) => !i.hasSynced()));
+        if (waiting.size === 0) return undefined;
+        const problems = [...new Set([...waiting].flatMap((i) => i.problem() ?? []))];
+        return problems.length > 0 ? `caches not synced: ${problems.join('; ')}` : 'caches not synced';
     }
 
     async start(): Promise<void> {
@@ -108,25 +132,43 @@ export class Manager {
         }
     }
 
-    /** Graceful stop: finish the items in hand, release the lease, close the caches. */
+    /**
+     * Graceful stop: finish the items in hand (within the drain budget, then their requests
+     * are aborted), release the lease (time-bounded), close the caches.
+     */
     stop(): Promise<void> {
         this.stopping ??= (async () => {
             this.leaderGauge.set(0);
-            await Promise.all(this.runnables.map((r) => r.stopLeading()));
+            const drained = Promise.all(this.runnables.map((r) => r.stopLeading()));
+            const inTime = await Promise.race([drained.then(() => true), sleep(this.opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS).then(() => false)]);
+            if (!inTime) {
+                this.opts.logger.warn('items in hand did not finish in time; aborting their requests');
+                this.opts.rest.close();
+                await drained;
+            }
             await this.elector?.stop();
             const informers = new Set(this.runnables.flatMap((r) => r.informers));
             await Promise.all([...informers].map((i) => i.stop()));
             await this.admin?.stop();
             this.opts.rest.close();
+            this.opts.leaderElection?.rest?.close();
         })();
         return this.stopping;
     }
 
-    /** SIGTERM/SIGINT stop the manager and exit 0; a second signal exits at once. */
+    /**
+     * SIGTERM/SIGINT stop the manager and exit 0; a second signal, or a stop that outlasts
+     * shutdownTimeoutMs, exits 1 at once.
+     */
     handleSignals(exit: (code: number) => void = process.exit): void {
         const onSignal = (signal: string) => {
             if (this.stopping) return exit(1);
             this.opts.logger.info({ signal }, 'shutting down');
+            const limit = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+            setTimeout(() => {
+                this.opts.logger.error({ timeoutMs: limit }, 'shutdown did not finish in time; exiting');
+                exit(1);
+            }, limit);
             this.stop().then(
                 () => exit(0),
                 (err: Error) => {

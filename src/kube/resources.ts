@@ -5,6 +5,8 @@ export interface ResourceType {
     plural: string;
     kind: string;
     namespaced: boolean;
+    /** For a custom resource: its CRD, and the file of this repository that installs it. */
+    crd?: { name: string; file: string };
 }
 
 export const Services: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true };
@@ -39,6 +41,7 @@ export const ExternalWorkloads: ResourceType = {
     plural: 'externalworkloads',
     kind: 'ExternalWorkload',
     namespaced: true,
+    crd: { name: 'externalworkloads.workload.linkerd.io', file: 'charts/mesh-endpoints/crds/externalworkloads.yaml' },
 };
 export const Links: ResourceType = {
     group: 'multicluster.linkerd.io',
@@ -46,6 +49,7 @@ export const Links: ResourceType = {
     plural: 'links',
     kind: 'Link',
     namespaced: true,
+    crd: { name: 'links.multicluster.linkerd.io', file: 'charts/mesh-endpoints/crds/links.yaml' },
 };
 
 export function apiVersionOf(rt: ResourceType): string {

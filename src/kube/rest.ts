@@ -2,10 +2,38 @@
 // credentials (KubeConfig.applyToHTTPSOptions: tokens, client certs, exec plugins);
 // this file owns the transport: one keep-alive agent per client (1.4.0 builds a new
 // agent per request), plain JSON objects in and out (no model classes, so what we
-// compare is exactly what the apiserver stores), timeouts, and streamed watches.
+// compare is exactly what the apiserver stores), timeouts, streamed watches, a client-side
+// rate limit (client-go's QPS/burst token bucket), a User-Agent naming the component, and
+// close() aborting every request in flight so a shutdown never waits on a hung apiserver.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { TokenBucket } from './ratelimit.js';
+
+/** This package's version (package.json is two levels up from both src/kube and dist/kube). */
+export const VERSION: string = (
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** `mesh-endpoints/0.1.0 (external-workloads)`: who is calling, in the apiserver's audit log and metrics. */
+export function userAgent(component?: string): string {
+    return `mesh-endpoints/${VERSION}${component ? ` (${component})` : ''}`;
+}
+
+export interface KubeRestOptions {
+    /** Names the component in the User-Agent (see userAgent). */
+    component?: string;
+    /** Client-side rate limit of requests per second, shared by every request of this client; 0 = none. */
+    qps?: number;
+    /** Requests allowed at once above qps before the limit applies. */
+    burst?: number;
+    /** Deadline of a request that has no deadline of its own (watches have none). */
+    timeoutMs?: number;
+}
+
+/** Default request deadline: below the default renew deadline (10 s), so a hung call never outlives a lease term. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 8_000;
 
 /** A Status the apiserver returned, or a transport failure (code 0). */
 export class ApiError extends Error {
@@ -52,14 +80,57 @@ function statusError(code: number, text: string, retryAfter?: string): ApiError 
     }
 }
 
+/** The transport error, with the reason when we aborted it (deadline, caller, close). */
+function describeFailure(err: Error, signal: AbortSignal): string {
+    return signal.aborted && signal.reason instanceof Error ? `${err.message} (${signal.reason.message})` : err.message;
+}
+
 export class KubeRest {
     readonly server: URL;
+    readonly userAgent: string;
     private agent: Agent | HttpAgent | undefined;
+    private readonly limiter: TokenBucket | undefined;
+    private readonly timeoutMs: number;
+    /** Every request and watch in flight, for close() to abort. */
+    private readonly inFlight = new Set<AbortController>();
 
-    constructor(readonly kubeConfig: KubeConfig) {
+    constructor(
+        readonly kubeConfig: KubeConfig,
+        readonly settings: KubeRestOptions = {},
+    ) {
         const cluster = kubeConfig.getCurrentCluster();
         if (!cluster) throw new Error('kubeconfig has no current cluster');
         this.server = new URL(cluster.server);
+        this.userAgent = userAgent(settings.component);
+        this.limiter = settings.qps ? new TokenBucket(settings.qps, settings.burst ?? Math.max(1, Math.ceil(settings.qps))) : undefined;
+        this.timeoutMs = settings.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    }
+
+    /** Another client for the same cluster and user, with its own connections and rate limit. */
+    fork(options: KubeRestOptions): KubeRest {
+        return new KubeRest(this.kubeConfig, { ...this.settings, ...options });
+    }
+
+    /** Waits for a token of the client-side rate limit; an abort ends the wait. */
+    private async throttle(signal: AbortSignal): Promise<void> {
+        const delay = this.limiter?.when('', Date.now()) ?? 0;
+        if (delay <= 0) return;
+        await new Promise<void>((resolve, reject) => {
+            const done = () => {
+                clearTimeout(timer);
+                signal.removeEventListener('abort', aborted);
+            };
+            const aborted = () => {
+                done();
+                reject(new ApiError(0, 'Transport', `request aborted while rate limited: ${String(signal.reason)}`));
+            };
+            const timer = setTimeout(() => {
+                done();
+                resolve();
+            }, delay);
+            if (signal.aborted) aborted();
+            else signal.addEventListener('abort', aborted, { once: true });
+        });
     }
 
     /** Request options with fresh credentials and our shared agent. */
@@ -69,7 +140,7 @@ export class KubeRest {
             hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
             port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
             path: (this.server.pathname.replace(/\/$/, '') || '') + path,
-            headers: { Accept: 'application/json', ...headers },
+            headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...headers },
         };
         await this.kubeConfig.applyToHTTPSOptions(opts);
         if (!this.agent) {
@@ -89,7 +160,29 @@ export class KubeRest {
         return opts;
     }
 
-    private async send(method: string, path: string, o: RequestOpts): Promise<IncomingMessage> {
+    /**
+     * One AbortSignal for a request: aborted by the caller's signal, by the deadline, or by
+     * close(). `release` must be called once the response is consumed.
+     */
+    private track(o: RequestOpts): { signal: AbortSignal; release: () => void } {
+        const controller = new AbortController();
+        const abort = (reason: unknown) => controller.abort(reason);
+        const onCallerAbort = () => abort(o.signal?.reason);
+        const timer = o.timeoutMs ? setTimeout(() => abort(new Error(`no response within ${o.timeoutMs} ms`)), o.timeoutMs) : undefined;
+        if (o.signal?.aborted) onCallerAbort();
+        else o.signal?.addEventListener('abort', onCallerAbort, { once: true });
+        this.inFlight.add(controller);
+        return {
+            signal: controller.signal,
+            release: () => {
+                clearTimeout(timer);
+                o.signal?.removeEventListener('abort', onCallerAbort);
+                this.inFlight.delete(controller);
+            },
+        };
+    }
+
+    private async send(method: string, path: string, o: RequestOpts, signal: AbortSignal): Promise<IncomingMessage> {
         const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
         const headers: Record<string, string> = {};
         if (payload !== undefined) {
@@ -98,23 +191,32 @@ export class KubeRest {
             // apiserver would then read it as the start of the next request on the connection.
             headers['Content-Length'] = String(Buffer.byteLength(payload));
         }
+        await this.throttle(signal);
         const opts = await this.options(method, withQuery(path, o.query), headers);
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
-            const req = send({ ...opts, signal: o.signal }, resolve);
-            req.on('error', (err) => reject(new ApiError(0, 'Transport', `${method} ${path}: ${err.message}`)));
-            if (o.timeoutMs) {
-                req.setTimeout(o.timeoutMs, () => req.destroy(new Error(`no response within ${o.timeoutMs} ms`)));
-            }
+            const req = send({ ...opts, signal }, resolve);
+            req.on('error', (err) => reject(new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err, signal)}`)));
             req.end(payload);
         });
     }
 
+    /** One request with a deadline (the client's timeoutMs unless `o` sets one), body included. */
     async request<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-        const res = await this.send(method, path, { timeoutMs: 30_000, ...o });
-        const chunks: Buffer[] = [];
-        for await (const chunk of res) chunks.push(chunk as Buffer);
-        const text = Buffer.concat(chunks).toString('utf8');
+        const { signal, release } = this.track({ timeoutMs: this.timeoutMs, ...o });
+        let text: string;
+        let res: IncomingMessage;
+        try {
+            res = await this.send(method, path, o, signal);
+            const chunks: Buffer[] = [];
+            for await (const chunk of res) chunks.push(chunk as Buffer);
+            text = Buffer.concat(chunks).toString('utf8');
+        } catch (err) {
+            if (err instanceof ApiError) throw err;
+            throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, signal)}`);
+        } finally {
+            release();
+        }
         const code = res.statusCode ?? 0;
         if (code < 200 || code > 299) {
             const retryAfter = res.headers['retry-after'];
@@ -151,7 +253,22 @@ export class KubeRest {
         onEvent: (event: { type: string; object: unknown }) => void,
         onData: () => void,
     ): Promise<void> {
-        const res = await this.send('GET', path, { query: { ...query, watch: true }, signal });
+        const tracked = this.track({ signal });
+        try {
+            await this.streamWatch(path, query, tracked.signal, onEvent, onData);
+        } finally {
+            tracked.release();
+        }
+    }
+
+    private async streamWatch(
+        path: string,
+        query: Query,
+        signal: AbortSignal,
+        onEvent: (event: { type: string; object: unknown }) => void,
+        onData: () => void,
+    ): Promise<void> {
+        const res = await this.send('GET', path, { query: { ...query, watch: true } }, signal);
         if ((res.statusCode ?? 0) !== 200) {
             const chunks: Buffer[] = [];
             for await (const chunk of res) chunks.push(chunk as Buffer);
@@ -175,7 +292,10 @@ export class KubeRest {
         }
     }
 
+    /** Aborts every request and watch in flight and drops the connections; the client stays usable. */
     close(): void {
+        for (const controller of this.inFlight) controller.abort(new Error('client closed'));
+        this.inFlight.clear();
         this.agent?.destroy();
         this.agent = undefined;
     }

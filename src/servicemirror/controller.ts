@@ -89,6 +89,7 @@ export class ServiceMirrorController implements Runnable {
             workers: opts.workers ?? 2,
             sync: (key) => this.sync(key),
             log: this.log,
+            resyncMs: opts.resyncMs,
         });
         const log = logFn(this.log);
         const common = { resyncMs: opts.resyncMs, log };
@@ -244,25 +245,21 @@ export class ServiceMirrorController implements Runnable {
         await this.lifecycle.stopAll();
     }
 
+    /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term discards the queue). */
     async sync(key: Key): Promise<void> {
         const [kind, link = '', namespace = '', name = ''] = key.split('/');
-        try {
-            switch (kind) {
-                case 'watch':
-                    return await this.lifecycle.sync(link);
-                case 'unlink':
-                    return await this.lifecycle.unlink(link);
-                case 'status': {
-                    const watch = this.lifecycle.get(link);
-                    if (watch) await this.status.write(watch);
-                    return;
-                }
-                case 'mirror':
-                    return await this.syncMirror(link, namespace, name);
+        switch (kind) {
+            case 'watch':
+                return await this.lifecycle.sync(link);
+            case 'unlink':
+                return await this.lifecycle.unlink(link);
+            case 'status': {
+                const watch = this.lifecycle.get(link);
+                if (watch) await this.status.write(watch);
+                return;
             }
-        } catch (err) {
-            if (err instanceof NotLeaderError) return; // the new leader owns this now
-            throw err;
+            case 'mirror':
+                return await this.syncMirror(link, namespace, name);
         }
     }
 

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EventFilter } from './events.js';
+
+const workload = (name: string) => ({ kind: 'ExternalWorkload', metadata: { namespace: 'ns', name, uid: `uid-${name}` } });
+const MIN = 60_000;
+
+describe('EventFilter (client-go spam filter and aggregation)', () => {
+    it('lets a burst of 25 events of one object and reason through, then one per 5 minutes', () => {
+        const filter = new EventFilter(0);
+        const actions = Array.from({ length: 30 }, (_, i) => filter.decide(workload('a'), 'Warning', 'InvalidIP', `message ${i}`, 0).action);
+        assert.deepEqual(actions.slice(0, 25), Array(25).fill('create'));
+        assert.deepEqual(actions.slice(25), Array(5).fill('spam'));
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'later', 4 * MIN).action, 'spam');
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'later', 5 * MIN).action, 'create');
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'again', 5 * MIN).action, 'spam');
+    });
+
+    it('keeps a separate bucket per object and per reason', () => {
+        const filter = new EventFilter(0);
+        for (let i = 0; i < 25; i++) filter.decide(workload('a'), 'Warning', 'InvalidIP', `m${i}`, 0);
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'x', 0).action, 'spam');
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidPort', 'x', 0).action, 'create');
+        assert.equal(filter.decide(workload('b'), 'Warning', 'InvalidIP', 'x', 0).action, 'create');
+    });
+
+    it('counts an identical event on the Event already created, within the aggregation window', () => {
+        const filter = new EventFilter(10 * MIN);
+        const first = filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 0);
+        assert.equal(first.action, 'create');
+        if (first.action !== 'create') return;
+        filter.created(first.id, 'a.17f0');
+        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', MIN), { action: 'aggregate', id: first.id, name: 'a.17f0', count: 2 });
+        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 2 * MIN), { action: 'aggregate', id: first.id, name: 'a.17f0', count: 3 });
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'another message', 2 * MIN).action, 'create');
+        assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 13 * MIN).action, 'create', 'past the window');
+    });
+
+    it('starts a new Event once the old one is gone', () => {
+        const filter = new EventFilter(10 * MIN);
+        const first = filter.decide(workload('a'), 'Normal', 'Synced', 'ok', 0);
+        if (first.action !== 'create') assert.fail('expected a create');
+        filter.created(first.id, 'a.1');
+        filter.forget(first.id);
+        assert.equal(filter.decide(workload('a'), 'Normal', 'Synced', 'ok', 1).action, 'create');
+    });
+});
