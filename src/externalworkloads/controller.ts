@@ -16,7 +16,8 @@ import type { KubeObject } from '../kube/store.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { desiredGroupsForService, selectsWorkload } from './desired.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
-import { parseExternalWorkloads, WORKLOAD_API_VERSION, WORKLOAD_KIND, type ExternalWorkload, type WorkloadProblem } from './types.js';
+import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
+import { cacheWorkload, WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload, type WorkloadProblem } from './types.js';
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
 
@@ -38,12 +39,14 @@ export interface ExternalWorkloadsOptions extends ControllerDeps {
 }
 
 type Key = string;
+const BY_LABEL = 'label';
+const BY_SELECTOR = 'selector';
 const keyOf = (namespace: string, name: string): Key => `${namespace}/${name}`;
 
 export class ExternalWorkloadsController implements Runnable {
     readonly name = 'external-workloads';
     readonly services: Informer<V1Service & KubeObject>;
-    readonly workloads: Informer<KubeObject>;
+    readonly workloads: Informer<CachedWorkload>;
     readonly slices: Informer<V1EndpointSlice & KubeObject>;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ExternalWorkloadsMetrics;
@@ -61,7 +64,9 @@ export class ExternalWorkloadsController implements Runnable {
         const log = logFn(this.log);
         const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
         this.services = new Informer(opts.rest, { resource: Services, ...common });
-        this.workloads = new Informer(opts.rest, { resource: ExternalWorkloads, ...common });
+        this.workloads = new Informer(opts.rest, { resource: ExternalWorkloads, transform: cacheWorkload, ...common });
+        this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
+        this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
         this.slices = new Informer(opts.rest, {
             resource: EndpointSlices,
             labelSelector: `${LABEL_MANAGED_BY}=${this.managedBy}`,
@@ -99,11 +104,15 @@ export class ExternalWorkloadsController implements Runnable {
         const enqueueService = (svc: KubeObject) => this.queue.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
         this.services.on({ add: enqueueService, update: (_, svc) => enqueueService(svc), delete: enqueueService });
 
-        const enqueueSelecting = (...workloads: KubeObject[]) => {
+        const enqueueSelecting = (...workloads: CachedWorkload[]) => {
+            // Nothing to queue while not leading: the next term starts from every Service.
+            if (!this.queue.active) return;
             const keys = new Set<Key>();
             for (const w of workloads) {
-                for (const svc of this.services.store.list(w.metadata?.namespace)) {
-                    if (selectsWorkload(svc, w as ExternalWorkload)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+                for (const lookup of servicesIndexLookups(w)) {
+                    for (const svc of this.services.store.byIndex(BY_SELECTOR, lookup)) {
+                        if (selectsWorkload(svc, w)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+                    }
                 }
             }
             for (const key of keys) this.queue.addCoalesced(key, this.batchMs);
@@ -164,7 +173,7 @@ export class ExternalWorkloadsController implements Runnable {
                 headless: service.spec?.clusterIP === 'None',
             };
             if (owner && this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${key} not yet in cache`);
-            const { workloads, problems: malformed } = parseExternalWorkloads(this.workloads.store.list(namespace));
+            const { workloads, malformed } = service ? this.selectedWorkloads(service) : { workloads: [], malformed: [] };
             const desired = service ? desiredGroupsForService(service, workloads) : undefined;
             this.reportProblems([...malformed, ...(desired?.problems ?? [])]);
             if (!service || !desired?.selected) {
@@ -195,6 +204,30 @@ export class ExternalWorkloadsController implements Runnable {
             this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : err instanceof NotLeaderError ? 'not_leader' : 'error' });
             throw err;
         }
+    }
+
+    /** The Service's workloads, found through the label index: the cost follows what it selects, not the namespace. */
+    private selectedWorkloads(service: V1Service): { workloads: ExternalWorkload[]; malformed: WorkloadProblem[] } {
+        const lookups = workloadsIndexLookups(service);
+        let candidates: CachedWorkload[];
+        if (lookups === undefined) {
+            candidates = this.workloads.store.list(service.metadata?.namespace ?? '');
+        } else {
+            candidates = this.workloads.store.byIndex(BY_LABEL, lookups[0]!);
+            for (const lookup of lookups.slice(1)) {
+                if (candidates.length === 0) break;
+                const other = this.workloads.store.byIndex(BY_LABEL, lookup);
+                if (other.length < candidates.length) candidates = other;
+            }
+        }
+        const workloads: ExternalWorkload[] = [];
+        const malformed: WorkloadProblem[] = [];
+        for (const cached of candidates) {
+            if (!selectsWorkload(service, cached)) continue;
+            if (cached.parsed.ok) workloads.push(cached.parsed.workload);
+            else malformed.push(cached.parsed.problem);
+        }
+        return { workloads, malformed };
     }
 
     /**

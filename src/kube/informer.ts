@@ -16,8 +16,13 @@ export interface InformerHandlers<T> {
     delete?(obj: T): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
     resource: ResourceType;
+    /**
+     * What the cache keeps of each object version (managedFields are already gone): called
+     * once per resourceVersion, so the place to parse an object or drop fields nothing reads.
+     */
+    transform?: (obj: KubeObject) => T;
     /** Watch one namespace; all namespaces when undefined. */
     namespace?: string;
     labelSelector?: string;
@@ -50,6 +55,10 @@ interface ListResponse<T> {
     items: T[];
 }
 
+/** Objects handled between two yields to the event loop while a list is cached: a large list must not hold up timers and I/O. */
+const YIELD_EVERY = 200;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
     readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0 };
@@ -70,7 +79,7 @@ export class Informer<T extends KubeObject> {
 
     constructor(
         private readonly rest: KubeRest,
-        private readonly opts: InformerOptions,
+        private readonly opts: InformerOptions<T>,
     ) {}
 
     on(handlers: InformerHandlers<T>): void {
@@ -209,17 +218,23 @@ export class Informer<T extends KubeObject> {
         const path = collectionPath(this.opts.resource, this.opts.namespace);
         const items: T[] = [];
         let cont: string | undefined;
+        let handled = 0;
         let resourceVersion = '';
         do {
-            const page = await this.rest.request<ListResponse<T>>('GET', path, {
+            const page = await this.rest.request<ListResponse<KubeObject>>('GET', path, {
                 query: { ...this.baseQuery(), limit: this.opts.listPageSize ?? 500, continue: cont },
                 signal: abort.signal,
             });
-            for (const item of page.items) items.push(this.withTypeMeta(item));
+            for (const item of page.items) {
+                // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
+                const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
+                items.push(held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item));
+                if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
+            }
             cont = page.metadata.continue || undefined;
             resourceVersion = page.metadata.resourceVersion;
         } while (cont);
-        this.replace(items);
+        await this.replace(items);
         this.resourceVersion = resourceVersion;
         if (!this.syncedFlag) {
             this.syncedFlag = true;
@@ -227,28 +242,44 @@ export class Informer<T extends KubeObject> {
         }
     }
 
-    /** List items come without apiVersion/kind; events and writers want them. */
-    private withTypeMeta(item: T): T {
+    /**
+     * What the cache holds of an object: with apiVersion/kind (list items come without;
+     * events and writers want them), without managedFields (often half of an object, and
+     * read by nothing here; a PUT without them keeps the server's), then the resource's
+     * own transform.
+     */
+    private toCached(raw: KubeObject): T {
         const apiVersion = this.opts.resource.group
             ? `${this.opts.resource.group}/${this.opts.resource.version}`
             : this.opts.resource.version;
-        return { apiVersion, kind: this.opts.resource.kind, ...item };
+        const obj: KubeObject = { apiVersion, kind: this.opts.resource.kind, ...raw };
+        if (obj.metadata && 'managedFields' in obj.metadata) {
+            const { managedFields: _, ...metadata } = obj.metadata;
+            obj.metadata = metadata;
+        }
+        return this.opts.transform ? this.opts.transform(obj) : (obj as T);
     }
 
-    /** Replaces the cache with a full list, delivering the difference as events. */
-    private replace(items: T[]): void {
-        const fresh = new Map(items.map((item) => [ObjectStore.keyOf(item), item]));
+    /** Replaces the cache with a full list, delivering the difference as events; yields now and then. */
+    private async replace(items: T[]): Promise<void> {
+        const fresh = new Set(items.map((item) => ObjectStore.keyOf(item)));
+        let handled = 0;
         for (const old of this.store.list()) {
             if (!fresh.has(ObjectStore.keyOf(old))) {
                 this.store.delete(old);
                 this.notify((h) => h.delete?.(old));
+                if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
             }
         }
-        for (const item of items) this.upsert(item);
+        for (const item of items) {
+            this.upsert(item);
+            if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
+        }
     }
 
     private upsert(obj: T): void {
         const old = this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '');
+        if (old === obj) return;
         this.store.set(obj);
         if (!old) {
             this.notify((h) => h.add?.(obj));
@@ -302,7 +333,12 @@ export class Informer<T extends KubeObject> {
             const status = event.object as { code?: number; reason?: string; message?: string };
             throw new ApiError(status.code ?? 0, status.reason ?? '', status.message ?? 'watch error');
         }
-        const obj = this.withTypeMeta(event.object as T);
+        if (event.type === 'BOOKMARK') {
+            const rv = (event.object as KubeObject).metadata?.resourceVersion;
+            if (rv) this.resourceVersion = rv;
+            return;
+        }
+        const obj = this.toCached(event.object as KubeObject);
         const rv = obj.metadata?.resourceVersion;
         switch (event.type) {
             case 'ADDED':
@@ -315,8 +351,6 @@ export class Informer<T extends KubeObject> {
                 if (old) this.notify((h) => h.delete?.(obj));
                 break;
             }
-            case 'BOOKMARK':
-                break;
             default:
                 this.log('debug', 'unknown watch event', { type: event.type });
         }

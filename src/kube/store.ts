@@ -17,22 +17,48 @@ export interface KubeObject {
     };
 }
 
+/** The values an object is filed under in one index; the same object must always give the same values. */
+export type IndexFn<T> = (obj: T) => readonly string[];
+
+/** A method, not a function-typed field: a store of Services still counts as a store of KubeObjects. */
+interface Index<T> {
+    values(obj: T): readonly string[];
+    keys: Map<string, Set<string>>;
+}
+
 export class ObjectStore<T extends KubeObject> {
     private readonly byKey = new Map<string, T>();
     private readonly byNamespace = new Map<string, Map<string, T>>();
-    /** label key → label value → object keys. */
-    private readonly labelIndexes = new Map<string, Map<string, Set<string>>>();
+    /** index name → how to file an object, and value → object keys. */
+    private readonly indexes = new Map<string, Index<T>>();
 
     static keyOf(obj: KubeObject): string {
         const ns = obj.metadata?.namespace;
         return ns ? `${ns}/${obj.metadata?.name}` : (obj.metadata?.name ?? '');
     }
 
+    /** Files every object under the values `values` gives it (client-go's Indexers); call before the informer starts. */
+    addIndex(name: string, values: IndexFn<T>): void {
+        const index: Index<T> = { values, keys: new Map() };
+        this.indexes.set(name, index);
+        for (const [key, obj] of this.byKey) this.file(index, key, obj);
+    }
+
+    /** Objects filed under `value` in the index `name`. */
+    byIndex(name: string, value: string): T[] {
+        const index = this.indexes.get(name);
+        if (!index) throw new Error(`no index ${name}`);
+        const out: T[] = [];
+        for (const k of index.keys.get(value) ?? []) out.push(this.byKey.get(k)!);
+        return out;
+    }
+
     /** Index objects by the value of this label (call before the informer starts). */
     indexLabel(key: string): void {
-        const index = new Map<string, Set<string>>();
-        this.labelIndexes.set(key, index);
-        for (const obj of this.byKey.values()) this.addToLabelIndex(obj, key, index);
+        this.addIndex(`label:${key}`, (obj) => {
+            const value = obj.metadata?.labels?.[key];
+            return value === undefined ? [] : [value];
+        });
     }
 
     get(namespace: string | undefined, name: string): T | undefined {
@@ -46,14 +72,9 @@ export class ObjectStore<T extends KubeObject> {
 
     /** Objects whose label `key` equals `value`, optionally within one namespace. */
     byLabel(key: string, value: string, namespace?: string): T[] {
-        const index = this.labelIndexes.get(key);
-        if (!index) throw new Error(`label ${key} is not indexed`);
-        const out: T[] = [];
-        for (const k of index.get(value) ?? []) {
-            const obj = this.byKey.get(k);
-            if (obj && (namespace === undefined || obj.metadata?.namespace === namespace)) out.push(obj);
-        }
-        return out;
+        if (!this.indexes.has(`label:${key}`)) throw new Error(`label ${key} is not indexed`);
+        const all = this.byIndex(`label:${key}`, value);
+        return namespace === undefined ? all : all.filter((obj) => obj.metadata?.namespace === namespace);
     }
 
     namespaces(): string[] {
@@ -65,15 +86,15 @@ export class ObjectStore<T extends KubeObject> {
     }
 
     set(obj: T): void {
-        const old = this.byKey.get(ObjectStore.keyOf(obj));
-        if (old) this.delete(old);
         const key = ObjectStore.keyOf(obj);
+        const old = this.byKey.get(key);
+        if (old) this.delete(old);
         this.byKey.set(key, obj);
         const ns = obj.metadata?.namespace ?? '';
         let bucket = this.byNamespace.get(ns);
         if (!bucket) this.byNamespace.set(ns, (bucket = new Map()));
         bucket.set(key, obj);
-        for (const [label, index] of this.labelIndexes) this.addToLabelIndex(obj, label, index);
+        for (const index of this.indexes.values()) this.file(index, key, obj);
     }
 
     delete(obj: KubeObject): void {
@@ -85,20 +106,20 @@ export class ObjectStore<T extends KubeObject> {
         const bucket = this.byNamespace.get(ns);
         bucket?.delete(key);
         if (bucket?.size === 0) this.byNamespace.delete(ns);
-        for (const [label, index] of this.labelIndexes) {
-            const value = stored.metadata?.labels?.[label];
-            if (value === undefined) continue;
-            const keys = index.get(value);
-            keys?.delete(key);
-            if (keys?.size === 0) index.delete(value);
+        for (const index of this.indexes.values()) {
+            for (const value of index.values(stored)) {
+                const keys = index.keys.get(value);
+                keys?.delete(key);
+                if (keys?.size === 0) index.keys.delete(value);
+            }
         }
     }
 
-    private addToLabelIndex(obj: T, label: string, index: Map<string, Set<string>>): void {
-        const value = obj.metadata?.labels?.[label];
-        if (value === undefined) return;
-        let keys = index.get(value);
-        if (!keys) index.set(value, (keys = new Set()));
-        keys.add(ObjectStore.keyOf(obj));
+    private file(index: Index<T>, key: string, obj: T): void {
+        for (const value of index.values(obj)) {
+            let keys = index.keys.get(value);
+            if (!keys) index.keys.set(value, (keys = new Set()));
+            keys.add(key);
+        }
     }
 }
