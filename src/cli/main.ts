@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// mesh-endpoints: one binary, one subcommand per controller, plus `link`.
+// mesh-endpoints: one binary, one subcommand per controller, `link`, and the operator
+// commands (status, check, gateways, unlink).
 import { Command } from 'commander';
+import { checkCommand } from './check.js';
 import { externalWorkloadsCommand } from './external-workloads.js';
+import { gatewaysCommand } from './gateways.js';
 import { linkCommand } from './link.js';
 import { serviceMirrorCommand } from './service-mirror.js';
+import { statusCommand } from './status.js';
+import { unlinkCommand } from './unlink.js';
 
 const program = new Command('mesh-endpoints')
     .description('EndpointSlices for ExternalWorkloads and mirrored multicluster Services')
@@ -11,4 +16,8 @@ const program = new Command('mesh-endpoints')
 externalWorkloadsCommand(program);
 serviceMirrorCommand(program);
 linkCommand(program);
+unlinkCommand(program);
+statusCommand(program);
+checkCommand(program);
+gatewaysCommand(program);
 await program.parseAsync(process.argv);

@@ -20,6 +20,8 @@ import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workload
 import { cacheWorkload, WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload, type WorkloadProblem } from './types.js';
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
+/** The Lease its replicas elect a leader with (in the controller's namespace), unless --lease-name says otherwise. */
+export const LEASE_NAME = 'mesh-endpoints-external-workloads';
 
 export interface ExternalWorkloadsOptions extends ControllerDeps {
     /** Watch one namespace; every namespace when undefined. */

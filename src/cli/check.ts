@@ -1,0 +1,134 @@
+// `mesh-endpoints check`: preflight and health, as `linkerd check`: the CRDs at the expected
+// versions, one live leader per controller Lease, the caller's rights (SelfSubjectAccessReview),
+// and for every Link its remote reachable with its own credentials and its gateway resolving.
+// Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import { LEASE_NAME as EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
+import { isNotFound, KubeRest } from '../kube/rest.js';
+import { collectionPath, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
+import {
+    accessCheck,
+    accessNeeds,
+    anyFailed,
+    crdChecks,
+    EXPECTED_CRDS,
+    leaseCheck,
+    linkChecks,
+    type AccessNeed,
+    type CheckResult,
+    type CrdObject,
+    type LeaseObject,
+    type RemoteProbe,
+} from '../ops/checks.js';
+import { checksText } from '../ops/format.js';
+import { LEASE_NAME as SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
+import { CREDENTIALS_SECRET_KEY } from '../servicemirror/link.js';
+import { durationOption, fail } from './common.js';
+import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
+import { readLinks } from './read.js';
+
+interface Flags extends OperatorFlags {
+    controllerNamespace: string;
+    remoteTimeout: number;
+}
+
+export function checkCommand(program: Command): void {
+    const command = program
+        .command('check')
+        .description('check the CRDs, the controllers, your rights and every Link; exit 1 if a check fails');
+    operatorOptions(command)
+        .option('--controller-namespace <ns>', "namespace of the external-workloads controller's Lease", 'mesh-endpoints')
+        .addOption(durationOption('--remote-timeout <duration>', "how long to wait for each Link's remote apiserver", 5_000))
+        .action((flags: Flags) =>
+            run(flags)
+                .then((failed) => process.exit(failed ? 1 : 0))
+                .catch(fail),
+        );
+}
+
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/** Runs every check and prints them; true when one failed. */
+async function run(flags: Flags): Promise<boolean> {
+    return withClient(flags, async (rest) => {
+        const results: CheckResult[] = [];
+        const crds = await Promise.all(EXPECTED_CRDS.map((c) => getOrUndefined<CrdObject>(rest, `${CRD_PATH}/${c.name}`)));
+        results.push(...crdChecks(crds.filter((c): c is CrdObject => c !== undefined)));
+
+        const { links, reports } = await readLinks(rest, flags.namespace).catch((err: Error) => {
+            results.push({ category: 'Links', description: `the Links of ${flags.namespace} can be read`, status: 'fail', detail: err.message });
+            return { links: undefined, reports: [] };
+        });
+        const now = Date.now();
+        const ewLease = { namespace: flags.controllerNamespace, name: EXTERNAL_WORKLOADS_LEASE };
+        const smLease = { namespace: flags.namespace, name: SERVICE_MIRROR_LEASE };
+        results.push(leaseCheck('external-workloads', ewLease, await getOrUndefined<LeaseObject>(rest, objectPath(Leases, ewLease.namespace, ewLease.name)), now, true));
+        // Without a Link there is nothing to mirror: a missing service mirror is only worth a warning.
+        const mirrorNeeded = (links?.length ?? 0) > 0;
+        results.push(leaseCheck('service-mirror', smLease, await getOrUndefined<LeaseObject>(rest, objectPath(Leases, smLease.namespace, smLease.name)), now, mirrorNeeded));
+
+        const needs = accessNeeds(flags.namespace, flags.controllerNamespace);
+        results.push(accessCheck('you may read what status, gateways and check read', await review(rest, needs.read), true));
+        results.push(accessCheck('you may delete what unlink --apply deletes', await review(rest, needs.unlink), false));
+
+        for (const [i, report] of reports.entries()) {
+            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, links![i], flags.remoteTimeout);
+            results.push(...linkChecks(report, remote));
+        }
+        print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
+        return anyFailed(results);
+    });
+}
+
+async function getOrUndefined<T>(rest: KubeRest, path: string): Promise<T | undefined> {
+    try {
+        return await rest.get<T>(path);
+    } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+    }
+}
+
+async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: AccessNeed; allowed: boolean }[]> {
+    return Promise.all(
+        needs.map(async (need) => {
+            const answer = await rest.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+                apiVersion: 'authorization.k8s.io/v1',
+                kind: 'SelfSubjectAccessReview',
+                spec: { resourceAttributes: { verb: need.verb, group: need.group, resource: need.resource, namespace: need.namespace } },
+            } as never);
+            return { need, allowed: answer.status?.allowed === true };
+        }),
+    );
+}
+
+/**
+ * Lists one Service of the remote cluster as the service mirror would: with the kubeconfig in
+ * the Link's credentials Secret (the rights `link` grants there are list/watch Services and
+ * EndpointSlices).
+ */
+async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number): Promise<RemoteProbe> {
+    const secretName = (link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret ?? '';
+    if (secretName === '') return { ok: false, error: 'the Link names no credentials Secret (spec.clusterCredentialsSecret)' };
+    const secret = await getOrUndefined<{ data?: Record<string, string> }>(rest, objectPath(Secrets, namespace, secretName));
+    if (!secret) return { ok: false, error: `credentials Secret ${namespace}/${secretName} not found` };
+    const encoded = secret.data?.[CREDENTIALS_SECRET_KEY];
+    if (!encoded) return { ok: false, error: `credentials Secret ${namespace}/${secretName} has no "${CREDENTIALS_SECRET_KEY}" key` };
+    let remote: KubeRest;
+    try {
+        const kubeConfig = new KubeConfig();
+        kubeConfig.loadFromString(Buffer.from(encoded, 'base64').toString('utf8'));
+        remote = new KubeRest(kubeConfig);
+    } catch (err) {
+        return { ok: false, error: `the kubeconfig in Secret ${namespace}/${secretName} is unusable: ${(err as Error).message}` };
+    }
+    try {
+        await remote.request('GET', collectionPath(Services), { query: { limit: 1 }, timeoutMs });
+        return { ok: true, detail: `${remote.server.origin} lists Services` };
+    } catch (err) {
+        return { ok: false, error: `${remote.server.origin}: ${(err as Error).message}` };
+    } finally {
+        remote.close();
+    }
+}

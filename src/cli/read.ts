@@ -1,0 +1,49 @@
+// Reads for the operator commands: whole lists (following `continue`), and the objects a
+// Link report is built from. A resource whose CRD is not installed reads as undefined, so a
+// command can say so instead of failing.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
+import { isNotFound, type KubeRest, type Query } from '../kube/rest.js';
+import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services } from '../kube/resources.js';
+import { linkReport, type LinkEventObject, type LinkReport } from '../ops/links-report.js';
+import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+
+export async function listAll<T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[]> {
+    const items: T[] = [];
+    let next: string | undefined;
+    do {
+        const page = await rest.get<{ items?: T[]; metadata?: { continue?: string } }>(path, { ...query, limit: 500, continue: next });
+        items.push(...(page.items ?? []));
+        next = page.metadata?.continue || undefined;
+    } while (next);
+    return items;
+}
+
+/** The list, or undefined when the apiserver does not serve the resource (its CRD is missing). */
+export async function listIfServed<T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[] | undefined> {
+    try {
+        return await listAll<T>(rest, path, query);
+    } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+    }
+}
+
+export interface LinksView {
+    /** Undefined: the Link CRD is not installed. */
+    links?: unknown[];
+    reports: LinkReport[];
+}
+
+/** Every Link of the namespace, with its mirrors (in any namespace), their slices and the Link Events. */
+export async function readLinks(rest: KubeRest, namespace: string): Promise<LinksView> {
+    // Items of a list may lack apiVersion and kind; parseLink wants both.
+    const links = (await listIfServed<object>(rest, collectionPath(Links, namespace)))?.map((l) => ({ apiVersion: apiVersionOf(Links), kind: Links.kind, ...l }));
+    if (links === undefined || links.length === 0) return { links, reports: [] };
+    const [services, slices, events] = await Promise.all([
+        listAll<V1Service>(rest, collectionPath(Services), { labelSelector: `${MIRRORED_SERVICE_LABEL}=true` }),
+        listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
+        listAll<LinkEventObject>(rest, collectionPath(Events, namespace), { fieldSelector: 'involvedObject.kind=Link' }),
+    ]);
+    return { links, reports: links.map((link) => linkReport({ link, services, slices, events })) };
+}

@@ -1,0 +1,65 @@
+// `mesh-endpoints unlink --cluster-name NAME`: prints the removal of a Link, its credentials
+// Secret and its mirrors (Services and EndpointSlices) as YAML, for
+// `kubectl delete --ignore-not-found -f -`, as `linkerd multicluster unlink` does; --apply
+// deletes them itself. The read-only access `link` set up on the remote cluster is not
+// touched (it is the remote's to remove).
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
+import { isNotFound } from '../kube/rest.js';
+import { apiVersionOf, collectionPath, EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
+import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { findLink, unlinkObjects, unlinkYaml, type ObjectToDelete } from '../ops/unlink.js';
+import { fail } from './common.js';
+import { operatorOptions, withClient, type OperatorFlags } from './operator-options.js';
+import { listAll, listIfServed } from './read.js';
+
+interface Flags extends OperatorFlags {
+    clusterName: string;
+    apply?: boolean;
+}
+
+const RESOURCES: Record<string, ResourceType> = { Link: Links, Secret: Secrets, Service: Services, EndpointSlice: EndpointSlices };
+
+export function unlinkCommand(program: Command): void {
+    const command = program
+        .command('unlink')
+        .description('print the removal of a Link, its credentials Secret and its mirrors, for kubectl delete --ignore-not-found -f -');
+    operatorOptions(command, ['yaml', 'json'])
+        .requiredOption('--cluster-name <name>', 'the cluster whose Link goes (the Link of that name, else the one targeting it)')
+        .option('--apply', 'delete them now instead of printing them')
+        .action((flags: Flags) => run(flags).catch(fail));
+}
+
+async function run(flags: Flags): Promise<void> {
+    await withClient(flags, async (rest) => {
+        const links = await listIfServed<object>(rest, collectionPath(Links, flags.namespace));
+        if (links === undefined) throw new Error('the Link CRD (links.multicluster.linkerd.io) is not installed');
+        const found = findLink(links.map((l) => ({ apiVersion: apiVersionOf(Links), ...l })), flags.clusterName, flags.namespace);
+        if ('error' in found) throw new Error(found.error);
+        const [services, slices] = await Promise.all([
+            listAll<V1Service>(rest, collectionPath(Services), { labelSelector: `${MIRRORED_SERVICE_LABEL}=true` }),
+            listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
+        ]);
+        const objects = unlinkObjects(found.link, services, slices);
+        if (!flags.apply) {
+            process.stdout.write(flags.output === 'json' ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n` : unlinkYaml(objects));
+            return;
+        }
+        for (const object of objects) {
+            const deleted = await rest.delete(objectPath(RESOURCES[object.kind]!, object.metadata.namespace, object.metadata.name)).then(
+                () => true,
+                (err: unknown) => {
+                    // The service mirror may have deleted a mirror first: what is gone is done.
+                    if (isNotFound(err)) return false;
+                    throw err;
+                },
+            );
+            process.stdout.write(`${describe(object)} ${deleted ? 'deleted' : 'already gone'}\n`);
+        }
+    });
+}
+
+function describe(o: ObjectToDelete): string {
+    return `${o.kind.toLowerCase()} ${o.metadata.namespace}/${o.metadata.name}`;
+}

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { linkReport } from './links-report.js';
+import { LINK_NS, mirrorService, mirrorSlice, probeEvent, rawLink } from './testkit.js';
+
+const none = { services: [], slices: [], events: [] };
+
+describe('status: what each Link serves', () => {
+    it('shows every gateway name in spec order with what the service mirror resolved, TTL and last error', () => {
+        const report = linkReport({
+            ...none,
+            link: rawLink({
+                gatewayAddress: 'GW.example.com., 192.0.2.7, other.example.com',
+                resolution: [
+                    { name: '192.0.2.7', addresses: ['192.0.2.7'] },
+                    { name: 'gw.example.com', addresses: ['192.0.2.1', '2001:db8::1'], ttlSeconds: 30, resolvedAt: '2026-01-01T00:00:00Z' },
+                ],
+            }),
+        });
+        assert.deepEqual(report.gatewayNames, [
+            { name: 'gw.example.com', addresses: ['192.0.2.1', '2001:db8::1'], ttlSeconds: 30, resolvedAt: '2026-01-01T00:00:00Z' },
+            { name: '192.0.2.7', addresses: ['192.0.2.7'] },
+            { name: 'other.example.com', addresses: [] },
+        ]);
+        assert.equal(report.gatewayPort, 4143);
+    });
+
+    it('reads the probe state from the latest GatewayDown/GatewayAlive Event of this Link', () => {
+        const cases: Array<[string, ReturnType<typeof probeEvent>[], string, string | undefined]> = [
+            ['no Event: alive, as Linkerd starts every gateway', [], 'alive', undefined],
+            ['down, then alive', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:05Z')], 'alive', '2026-01-01T00:00:05Z'],
+            ['alive, then down', [probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayDown', '2026-01-01T00:00:05Z')], 'down', '2026-01-01T00:00:05Z'],
+            ['both in one second: the later write wins', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z', '20'), probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:01Z', '9')], 'down', '2026-01-01T00:00:01Z'],
+            ['Events of another Link, or of a deleted Link of the same name, do not count', [probeEvent('west', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z', '1', 'uid-old')], 'alive', undefined],
+        ];
+        for (const [what, events, state, since] of cases) {
+            const report = linkReport({ ...none, link: rawLink(), events });
+            assert.equal(report.probe.state, state, what);
+            assert.equal(report.probe.since, since, what);
+        }
+    });
+
+    it('says a Link without probe path is not probed', () => {
+        assert.equal(linkReport({ ...none, link: rawLink({ probePath: '' }) }).probe.state, 'not-probed');
+    });
+
+    it('lists each remote Service of the status with its mirror and ready endpoints, and mirrors the status lacks', () => {
+        const report = linkReport({
+            link: rawLink({ mirrored: [{ ns: 'shop', name: 'web', ok: true }, { ns: 'shop', name: 'bad', ok: false, message: 'the Service exposes no ports' }] }),
+            services: [
+                mirrorService('shop', 'web-east', 'east'),
+                mirrorService('shop', 'old-east', 'east', null),
+                mirrorService('shop', 'web-west', 'west'),
+                mirrorService('shop', 'api-east', 'east', 'elsewhere/east'),
+            ],
+            slices: [mirrorSlice('shop', 'web-east-1', 'web-east', [true, false]), mirrorSlice('shop', 'web-west-1', 'web-west', [true])],
+            events: [],
+        });
+        assert.deepEqual(report.mirrors, [
+            { remote: 'shop/bad', mirrored: { status: 'False', reason: 'InvalidService', message: 'the Service exposes no ports' }, endpoints: 0, ready: 0 },
+            { remote: 'shop/old', local: 'shop/old-east', endpoints: 0, ready: 0 },
+            { remote: 'shop/web', local: 'shop/web-east', mirrored: { status: 'True', reason: 'Mirrored', message: '' }, endpoints: 2, ready: 1 },
+        ]);
+    });
+
+    it('reports an invalid Link with the reason the service mirror refuses it', () => {
+        const link = rawLink();
+        (link.spec as Record<string, unknown>).gatewayPort = 'http';
+        const report = linkReport({ ...none, link });
+        assert.equal(report.name, 'east');
+        assert.equal(report.namespace, LINK_NS);
+        assert.match(report.invalid!, /gatewayPort "http" is not a port number/);
+    });
+});

@@ -1,0 +1,186 @@
+// What each Link serves, as `status` and `gateways` show it: the gateway names and what they
+// resolved to (status.gatewayResolution, written by the service mirror), the probe state (the
+// mirror's GatewayDown/GatewayAlive Events on the Link: the Link status has no probe field),
+// and each mirrored Service with its endpoint state. Pure.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { parseGatewayAddress } from '../dns/gateway-address.js';
+import type { GatewayNameStatus } from '../dns/resolution-status.js';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { parseLink, type Link } from '../servicemirror/link.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { remoteServiceName } from '../servicemirror/mirror.js';
+import { MIRRORED_CONDITION } from '../servicemirror/status.js';
+import { compare } from './workloads-report.js';
+
+/** The Event fields the report reads (core/v1 Event). */
+export interface LinkEventObject {
+    metadata?: { creationTimestamp?: string | Date; resourceVersion?: string };
+    involvedObject?: { kind?: string; name?: string; uid?: string };
+    reason?: string;
+    message?: string;
+    lastTimestamp?: string | Date | null;
+    eventTime?: string | Date | null;
+}
+
+export const PROBE_DOWN_REASON = 'GatewayDown';
+export const PROBE_ALIVE_REASON = 'GatewayAlive';
+
+export interface ProbeState {
+    /** not-probed: the Link has no probeSpec.path. alive with no `since`: no probe failure reported. */
+    state: 'alive' | 'down' | 'not-probed';
+    /** RFC 3339 time of the Event that said so. */
+    since?: string;
+    detail?: string;
+    /** Where the mirror probes: "PATH on port PORT every PERIOD". */
+    spec?: { path: string; port: number; periodMs: number; timeoutMs: number; failureThreshold: number };
+}
+
+export interface MirrorLine {
+    /** "namespace/name" on the remote cluster. */
+    remote: string;
+    /** "namespace/name" of the local mirror Service, when it exists. */
+    local?: string;
+    /** The Mirrored condition the service mirror wrote (absent: not in the Link status yet). */
+    mirrored?: { status: string; reason: string; message: string };
+    endpoints: number;
+    ready: number;
+}
+
+export interface LinkReport {
+    namespace: string;
+    name: string;
+    targetClusterName: string;
+    /** Why the service mirror cannot serve this Link at all. */
+    invalid?: string;
+    gatewayPort?: number;
+    /** One entry per gatewayAddress part, in spec order; a name not resolved yet has no addresses. */
+    gatewayNames: GatewayNameStatus[];
+    probe: ProbeState;
+    mirrors: MirrorLine[];
+}
+
+export interface LinkReportInput {
+    link: unknown;
+    /** Local Services; the Link's mirrors are picked out here. */
+    services: readonly V1Service[];
+    /** Local EndpointSlices; those the service mirror manages are counted. */
+    slices: readonly V1EndpointSlice[];
+    /** Events of the Link's namespace. */
+    events: readonly LinkEventObject[];
+}
+
+export function linkReport(input: LinkReportInput): LinkReport {
+    const parsed = parseLink(input.link);
+    const meta = (input.link as { metadata?: { name?: string; namespace?: string } }).metadata ?? {};
+    if ('error' in parsed) {
+        return { namespace: meta.namespace ?? '', name: meta.name ?? '', targetClusterName: '', invalid: parsed.error, gatewayNames: [], probe: { state: 'not-probed' }, mirrors: [] };
+    }
+    const link = parsed.link;
+    const report: LinkReport = {
+        namespace: link.metadata.namespace,
+        name: link.metadata.name,
+        targetClusterName: link.spec.targetClusterName,
+        gatewayNames: gatewayNames(link),
+        probe: probeState(link, input.events),
+        mirrors: mirrorLines(link, input.services, input.slices),
+    };
+    if (link.gateway) report.gatewayPort = link.gateway.port;
+    return report;
+}
+
+/**
+ * The resolution status in spec order, entries named as src/dns names them; an entry the
+ * status lacks shows with no addresses, and an entry src/dns rejects with why.
+ */
+function gatewayNames(link: Link): GatewayNameStatus[] {
+    if (link.gateway === null) return [];
+    const resolved = link.status.gatewayResolution ?? [];
+    const parsed = parseGatewayAddress(link.spec.gatewayAddress);
+    const names = parsed.entries.map((entry) => {
+        const name = entry.kind === 'ip' ? entry.address : entry.name;
+        return resolved.find((r) => r.name === name) ?? { name, addresses: [] };
+    });
+    return [...names, ...parsed.errors.map((error) => ({ name: '(invalid entry)', addresses: [], lastError: error }))];
+}
+
+function probeState(link: Link, events: readonly LinkEventObject[]): ProbeState {
+    if (link.probe === null) return { state: 'not-probed' };
+    const latest = events
+        .filter((e) => e.involvedObject?.kind === 'Link' && e.involvedObject.name === link.metadata.name)
+        .filter((e) => link.metadata.uid === undefined || e.involvedObject?.uid === undefined || e.involvedObject.uid === link.metadata.uid)
+        .filter((e) => e.reason === PROBE_DOWN_REASON || e.reason === PROBE_ALIVE_REASON)
+        .sort(byEventTime)
+        .at(-1);
+    const spec = { ...link.probe };
+    // Linkerd starts every gateway alive: until a probe fails three times in a row, it is.
+    if (!latest) return { state: 'alive', spec };
+    return { state: latest.reason === PROBE_DOWN_REASON ? 'down' : 'alive', since: eventTime(latest), detail: latest.message ?? '', spec };
+}
+
+function eventTime(event: LinkEventObject): string {
+    const t = event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
+    return t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, 'Z') : (t ?? '');
+}
+
+/** By time, then by resourceVersion: Event times have whole seconds, and a flap fits in one. */
+function byEventTime(a: LinkEventObject, b: LinkEventObject): number {
+    const byTime = compare(eventTime(a), eventTime(b));
+    if (byTime !== 0) return byTime;
+    const rv = (e: LinkEventObject) => (/^\d+$/.test(e.metadata?.resourceVersion ?? '') ? BigInt(e.metadata!.resourceVersion!) : 0n);
+    const [ra, rb] = [rv(a), rv(b)];
+    return ra < rb ? -1 : ra > rb ? 1 : 0;
+}
+
+/**
+ * Every remote Service in the Link status, and every local mirror of this Link not (or no
+ * longer) in it; a mirror belongs to the Link its annotation names, or, without the
+ * annotation (written by an older mirror), to the Link's cluster name.
+ */
+function mirrorLines(link: Link, services: readonly V1Service[], slices: readonly V1EndpointSlice[]): MirrorLine[] {
+    const mirrors = mirrorsOfLink({ ...link.metadata, targetClusterName: link.spec.targetClusterName }, services);
+    const lines = new Map<string, MirrorLine>();
+    for (const entry of link.status.mirrorServices ?? []) {
+        const condition = entry.conditions?.find((c) => c.type === MIRRORED_CONDITION);
+        const remote = `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
+        const line: MirrorLine = { remote, endpoints: 0, ready: 0 };
+        if (condition) line.mirrored = { status: condition.status, reason: condition.reason, message: condition.message };
+        if (condition?.localRef) line.local = `${condition.localRef.namespace}/${condition.localRef.name}`;
+        lines.set(remote, line);
+    }
+    for (const svc of mirrors) {
+        const local = `${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`;
+        const remote = `${svc.metadata?.namespace ?? ''}/${remoteServiceName(svc.metadata?.name ?? '', link.spec.targetClusterName) ?? ''}`;
+        const line = lines.get(remote) ?? { remote, endpoints: 0, ready: 0 };
+        line.local = local;
+        const endpoints = slices
+            .filter((s) => s.metadata?.namespace === svc.metadata?.namespace && s.metadata?.labels?.[LABEL_SERVICE_NAME] === svc.metadata?.name)
+            .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MIRROR_SLICE_MANAGED_BY)
+            .flatMap((s) => s.endpoints ?? []);
+        line.endpoints = endpoints.length;
+        line.ready = endpoints.filter((e) => e.conditions?.ready !== false).length;
+        lines.set(remote, line);
+    }
+    return [...lines.values()].sort((a, b) => compare(a.remote, b.remote));
+}
+
+export interface LinkRef {
+    namespace: string;
+    name: string;
+    targetClusterName: string;
+}
+
+/**
+ * The local mirror Services of a Link: labelled as mirrors of its cluster and annotated with
+ * this Link, or, without the annotation (written by an older mirror), of its cluster alone.
+ * Another namespace's Link of the same cluster name keeps its mirrors.
+ */
+export function mirrorsOfLink(link: LinkRef, services: readonly V1Service[]): V1Service[] {
+    if (link.targetClusterName === '') return [];
+    const linkRef = `${link.namespace}/${link.name}`;
+    return services.filter((svc) => {
+        const labels = svc.metadata?.labels ?? {};
+        if (labels[MIRRORED_SERVICE_LABEL] !== 'true' || labels[CLUSTER_NAME_LABEL] !== link.targetClusterName) return false;
+        const owner = svc.metadata?.annotations?.[LINK_ANNOTATION];
+        return owner === undefined || owner === linkRef;
+    });
+}
