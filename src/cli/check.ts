@@ -53,27 +53,37 @@ const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 async function run(flags: Flags): Promise<boolean> {
     return withClient(flags, async (rest) => {
         const results: CheckResult[] = [];
-        const crds = await Promise.all(EXPECTED_CRDS.map((c) => getOrUndefined<CrdObject>(rest, `${CRD_PATH}/${c.name}`)));
-        results.push(...crdChecks(crds.filter((c): c is CrdObject => c !== undefined)));
+        // A read the caller may not make is a failed check (the RBAC check says which right is
+        // missing), not the end of the command.
+        const read = async <T>(category: string, what: string, body: () => Promise<T>): Promise<T | undefined> => {
+            try {
+                return await body();
+            } catch (err) {
+                results.push({ category, description: `${what} can be read`, status: 'fail', detail: (err as Error).message, hint: 'see the RBAC check' });
+                return undefined;
+            }
+        };
+        const crds = await read('CRDs', 'the CRDs', () => Promise.all(EXPECTED_CRDS.map((c) => getOrUndefined<CrdObject>(rest, `${CRD_PATH}/${c.name}`))));
+        if (crds) results.push(...crdChecks(crds.filter((c): c is CrdObject => c !== undefined)));
 
-        const { links, reports } = await readLinks(rest, flags.namespace).catch((err: Error) => {
-            results.push({ category: 'Links', description: `the Links of ${flags.namespace} can be read`, status: 'fail', detail: err.message });
-            return { links: undefined, reports: [] };
-        });
-        const now = Date.now();
-        const ewLease = { namespace: flags.controllerNamespace, name: EXTERNAL_WORKLOADS_LEASE };
-        const smLease = { namespace: flags.namespace, name: SERVICE_MIRROR_LEASE };
-        results.push(leaseCheck('external-workloads', ewLease, await getOrUndefined<LeaseObject>(rest, objectPath(Leases, ewLease.namespace, ewLease.name)), now, true));
-        // Without a Link there is nothing to mirror: a missing service mirror is only worth a warning.
-        const mirrorNeeded = (links?.length ?? 0) > 0;
-        results.push(leaseCheck('service-mirror', smLease, await getOrUndefined<LeaseObject>(rest, objectPath(Leases, smLease.namespace, smLease.name)), now, mirrorNeeded));
+        const view = await read('Links', `the Links of ${flags.namespace}`, () => readLinks(rest, flags.namespace));
+        const leases = [
+            { controller: 'external-workloads', ref: { namespace: flags.controllerNamespace, name: EXTERNAL_WORKLOADS_LEASE }, required: true },
+            // Without a Link there is nothing to mirror: a missing service mirror is only worth a warning.
+            { controller: 'service-mirror', ref: { namespace: flags.namespace, name: SERVICE_MIRROR_LEASE }, required: (view?.links?.length ?? 0) > 0 },
+        ];
+        for (const { controller, ref, required } of leases) {
+            const path = objectPath(Leases, ref.namespace, ref.name);
+            const lease = await read('controllers', `Lease ${ref.namespace}/${ref.name}`, () => getOrUndefined<LeaseObject>(rest, path).then((l) => ({ l })));
+            if (lease) results.push(leaseCheck(controller, ref, lease.l, Date.now(), required));
+        }
 
         const needs = accessNeeds(flags.namespace, flags.controllerNamespace);
         results.push(accessCheck('you may read what status, gateways and check read', await review(rest, needs.read), true));
         results.push(accessCheck('you may delete what unlink --apply deletes', await review(rest, needs.unlink), false));
 
-        for (const [i, report] of reports.entries()) {
-            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, links![i], flags.remoteTimeout);
+        for (const [i, report] of (view?.reports ?? []).entries()) {
+            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, view!.links![i], flags.remoteTimeout);
             results.push(...linkChecks(report, remote));
         }
         print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
@@ -111,7 +121,8 @@ async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: Acce
 async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number): Promise<RemoteProbe> {
     const secretName = (link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret ?? '';
     if (secretName === '') return { ok: false, error: 'the Link names no credentials Secret (spec.clusterCredentialsSecret)' };
-    const secret = await getOrUndefined<{ data?: Record<string, string> }>(rest, objectPath(Secrets, namespace, secretName));
+    const secret = await getOrUndefined<{ data?: Record<string, string> }>(rest, objectPath(Secrets, namespace, secretName)).catch((err: Error) => err);
+    if (secret instanceof Error) return { ok: false, error: `reading credentials Secret ${namespace}/${secretName}: ${secret.message}` };
     if (!secret) return { ok: false, error: `credentials Secret ${namespace}/${secretName} not found` };
     const encoded = secret.data?.[CREDENTIALS_SECRET_KEY];
     if (!encoded) return { ok: false, error: `credentials Secret ${namespace}/${secretName} has no "${CREDENTIALS_SECRET_KEY}" key` };

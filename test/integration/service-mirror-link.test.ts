@@ -4,18 +4,16 @@
 // `mesh-endpoints service-mirror` process itself with its flags, metrics and Lease.
 // Probes go to HTTP servers on 127.0.0.1 only (the probe address override).
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { KubeRest } from '../../src/kube/rest.js';
 import { collectionPath, EndpointSlices, Leases, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { eventually } from '../../src/testing/harness.js';
+import { cli, ProbeServer } from './cli-support.js';
 import {
     createLink,
     createRemoteService,
@@ -35,37 +33,6 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = await startMirrorEnv('sml');
 const linkNs = await env.local.namespace('mc');
 const running = await runServiceMirror(env, linkNs);
-
-/** A probe target on loopback whose answer the test switches. */
-class ProbeServer {
-    healthy = true;
-    readonly paths: string[] = [];
-    private constructor(private readonly server: Server) {}
-    static async start(): Promise<ProbeServer> {
-        let probe: ProbeServer | undefined;
-        const server = createServer((req, res) => {
-            probe!.paths.push(req.url ?? '');
-            res.writeHead(probe!.healthy ? 200 : 503).end();
-        });
-        probe = new ProbeServer(server);
-        await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-        after(() => new Promise<void>((done) => server.close(() => done())));
-        return probe;
-    }
-    get port(): number {
-        return (this.server.address() as AddressInfo).port;
-    }
-}
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-        const { stdout, stderr } = await promisify(execFile)('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot });
-        return { code: 0, stdout, stderr };
-    } catch (err) {
-        const e = err as { code?: number; stdout?: string; stderr?: string };
-        return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-}
 
 /** `kubectl apply -f -` for what `link` prints (a Secret and a Link). */
 async function applyLinkOutput(yaml: string, namespace: string): Promise<void> {
