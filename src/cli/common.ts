@@ -67,7 +67,7 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
         .option('--identity <id>', 'leader election identity', process.env.POD_NAME ?? defaultIdentity())
         .option('--admin-addr <host:port>', 'serve /metrics, /healthz and /readyz here (port 0: pick one)', defaults.adminAddr)
         .addOption(durationOption('--lease-duration <duration>', 'leader election lease duration', 15_000))
-        .addOption(durationOption('--renew-deadline <duration>', 'leader election renew deadline', 10_000))
+        .addOption(durationOption('--renew-deadline <duration>', 'leader election renew deadline; every apiserver request times out within (renew deadline - retry period)', 10_000))
         .addOption(durationOption('--retry-period <duration>', 'leader election retry period', 2_000))
         .addOption(
             durationOption(
@@ -81,16 +81,17 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
         .option('--log-level <level>', 'trace, debug, info, warn or error', 'info');
 }
 
-// Measured with bench/apiserver-writes.ts: the local kube-apiserver (etcd on the same 2 cores)
-// took about SLICE_WRITES_PER_S EndpointSlice writes per second from one client. The default
-// leaves most of that to other clients while a full resync of hundreds of Services still
-// finishes in seconds; the burst covers one large Service's slices (1 000 endpoints = 10 slices)
-// and a leadership change's first writes without waiting. Requests over the limit wait; none fail.
-export const DEFAULT_KUBE_API_QPS = 50;
-export const DEFAULT_KUBE_API_BURST = 100;
+// Chosen from `npx tsx bench/run.ts apiserver-writes`: the local kube-apiserver (etcd on the same
+// 2 cores, under load) took 58-110 EndpointSlice writes per second from one client. 20 per second
+// is at most a third of that, leaving the rest to kubelets, kube-controller-manager and other
+// controllers, as kube-controller-manager's own default (20) does; the burst of 50 writes a
+// 5 000-endpoint Service (50 slices) or a start-up's lists without waiting. Steady state needs far
+// less: a no-op resync writes nothing. Requests over the limit wait; none fail.
+export const DEFAULT_KUBE_API_QPS = 20;
+export const DEFAULT_KUBE_API_BURST = 50;
 const KUBE_API_QPS_HELP =
-    'client-side limit of requests per second to the apiserver, for this whole process (0: none). ' +
-    'The default, 50, is a fraction of what a small apiserver takes in EndpointSlice writes (measured: see the README)';
+    'client-side limit of requests per second to the apiserver, for this whole process (0: none); lease calls are not limited. ' +
+    'The default is a third of the EndpointSlice writes a small apiserver took in our benchmark (bench/apiserver-writes.ts)'
 
 function numberFlag(min: number, max: number) {
     return (text: string): number => {
