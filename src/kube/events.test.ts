@@ -29,9 +29,13 @@ describe('EventFilter (client-go spam filter and aggregation)', () => {
         const first = filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 0);
         assert.equal(first.action, 'create');
         if (first.action !== 'create') return;
+        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 0), { action: 'aggregate', id: first.id, count: 2 });
+        assert.equal(filter.pendingCount(first.id), undefined, 'nothing to patch before the create answered');
         filter.created(first.id, 'a.17f0');
-        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', MIN), { action: 'aggregate', id: first.id, name: 'a.17f0', count: 2 });
-        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 2 * MIN), { action: 'aggregate', id: first.id, name: 'a.17f0', count: 3 });
+        assert.deepEqual(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 2 * MIN), { action: 'aggregate', id: first.id, count: 3 });
+        assert.deepEqual(filter.pendingCount(first.id), { name: 'a.17f0', count: 3 });
+        filter.written(first.id, 3);
+        assert.equal(filter.pendingCount(first.id), undefined, 'a queued patch with nothing new is skipped');
         assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'another message', 2 * MIN).action, 'create');
         assert.equal(filter.decide(workload('a'), 'Warning', 'InvalidIP', 'bad ip', 13 * MIN).action, 'create', 'past the window');
     });

@@ -28,12 +28,14 @@ export interface EventRecorderOptions {
 }
 
 /** What to do with one event: drop it (spam), create an Event, or count it on an existing one. */
-export type EventDecision = { action: 'spam' } | { action: 'create'; id: string } | { action: 'aggregate'; id: string; name: string; count: number };
+export type EventDecision = { action: 'spam' } | { action: 'create'; id: string } | { action: 'aggregate'; id: string; count: number };
 
 interface Sent {
     /** The Event's name once created (undefined while its create is still queued). */
     name?: string;
     count: number;
+    /** The count the apiserver has: queued patches that would send no more are skipped. */
+    written: number;
     at: number;
 }
 
@@ -54,20 +56,32 @@ export class EventFilter {
         if (!this.take(`${object}|${type}|${reason}`, now)) return { action: 'spam' };
         const id = `${object}|${type}|${reason}|${message}`;
         const last = this.sent.get(id);
-        if (last?.name && now - last.at < this.aggregateMs) {
+        if (last && now - last.at < this.aggregateMs) {
             last.count++;
             last.at = now;
-            return { action: 'aggregate', id, name: last.name, count: last.count };
+            return { action: 'aggregate', id, count: last.count };
         }
         this.prune(now);
-        this.sent.set(id, { count: 1, at: now });
+        this.sent.set(id, { count: 1, written: 0, at: now });
         return { action: 'create', id };
     }
 
     /** The name the apiserver gave the Event, so later identical events aggregate into it. */
     created(id: string, name: string): void {
         const entry = this.sent.get(id);
-        if (entry) entry.name = name;
+        if (entry) [entry.name, entry.written] = [name, 1];
+    }
+
+    /** The patch to send for an aggregated event now: the Event and its latest count, unless already written. */
+    pendingCount(id: string): { name: string; count: number } | undefined {
+        const entry = this.sent.get(id);
+        if (!entry?.name || entry.written >= entry.count) return undefined;
+        return { name: entry.name, count: entry.count };
+    }
+
+    written(id: string, count: number): void {
+        const entry = this.sent.get(id);
+        if (entry) entry.written = Math.max(entry.written, count);
     }
 
     /** The Event is gone (deleted or expired): the next identical event creates a new one. */
@@ -165,7 +179,7 @@ export class EventRecorder implements EventSink {
         this.sending = true;
         for (let next = this.queue.shift(); next; next = this.queue.shift()) {
             try {
-                if (next.decision.action === 'aggregate') await this.aggregate(next, next.decision);
+                if (next.decision.action === 'aggregate') await this.aggregate(next, next.decision.id);
                 else await this.create(next, next.decision.id);
             } catch (err) {
                 this.count('failed');
@@ -207,13 +221,17 @@ export class EventRecorder implements EventSink {
         }
     }
 
-    private async aggregate(e: Pending, d: { id: string; name: string; count: number }): Promise<void> {
+    /** Raises the count of the Event created earlier (queued before this, so already sent) to the latest. */
+    private async aggregate(e: Pending, id: string): Promise<void> {
+        const patch = this.filter.pendingCount(id);
+        if (!patch) return; // its create failed, or a later patch already carried this count
         const namespace = e.obj.metadata?.namespace || 'default';
         try {
-            await this.rest.mergePatch(objectPath(Events, namespace, d.name), { count: d.count, lastTimestamp: timestamp(e.at) });
+            await this.rest.mergePatch(objectPath(Events, namespace, patch.name), { count: patch.count, lastTimestamp: timestamp(e.at) });
+            this.filter.written(id, patch.count);
             this.count('aggregated');
         } catch (err) {
-            this.filter.forget(d.id); // gone (expired) or unwritable: the next one starts afresh
+            this.filter.forget(id); // gone (expired) or unwritable: the next one starts afresh
             throw err;
         }
     }

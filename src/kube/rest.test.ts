@@ -1,0 +1,74 @@
+// The transport's manners, against a loopback HTTP server that records what it receives
+// (what the apiserver does with the requests is the integration tests' business).
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, KubeRest, userAgent, VERSION } from './rest.js';
+
+const received: IncomingMessage[] = [];
+let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}');
+const server = createServer((req, res) => {
+    received.push(req);
+    answer(req, res);
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+after(() => {
+    server.closeAllConnections();
+    server.close();
+});
+
+function client(options: ConstructorParameters<typeof KubeRest>[1] = {}): KubeRest {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+        clusters: [{ name: 'local', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 'not-a-secret' }],
+        contexts: [{ name: 'c', cluster: 'local', user: 'u' }],
+        currentContext: 'c',
+    });
+    return new KubeRest(kc, options);
+}
+
+describe('KubeRest', () => {
+    it('names the component and version in its User-Agent', async () => {
+        answer = (_req, res) => res.end('{}');
+        const rest = client({ component: 'external-workloads' });
+        await rest.get('/api/v1/namespaces');
+        assert.match(VERSION, /^\d+\.\d+\.\d+/);
+        assert.equal(received.at(-1)!.headers['user-agent'], `mesh-endpoints/${VERSION} (external-workloads)`);
+        assert.equal(userAgent(), `mesh-endpoints/${VERSION}`);
+        rest.close();
+    });
+
+    it('gives up on a request that gets no answer within its deadline', async () => {
+        answer = () => undefined; // never answers
+        const rest = client({ timeoutMs: 200 });
+        await assert.rejects(rest.get('/api/v1/namespaces'), (err: unknown) => err instanceof ApiError && err.code === 0 && /within 200 ms/.test(err.message));
+        rest.close();
+    });
+
+    it('aborts every request in flight on close(), and stays usable', async () => {
+        answer = () => undefined;
+        const rest = client({ timeoutMs: 60_000 });
+        const pending = [rest.get('/a'), rest.get('/b')];
+        await new Promise((r) => setTimeout(r, 50));
+        rest.close();
+        for (const p of pending) await assert.rejects(p, (err: unknown) => err instanceof ApiError && /client closed/.test(err.message));
+        answer = (_req, res) => res.end('{"ok":true}');
+        assert.deepEqual(await rest.get('/c'), { ok: true });
+        rest.close();
+    });
+
+    it('makes requests over the client-side limit wait for a token, in order, and lets close() end the wait', async () => {
+        answer = (_req, res) => res.end('{}');
+        const rest = client({ qps: 0.2, burst: 2 });
+        const before = received.length;
+        const first = [rest.get('/1'), rest.get('/2')];
+        const third = rest.get('/3'); // must wait five seconds for its token
+        await Promise.all(first);
+        assert.equal(received.length - before, 2, 'the burst went out, the third waits');
+        rest.close();
+        await assert.rejects(third, /rate limited/);
+    });
+});
