@@ -6,10 +6,10 @@
 // endpoint mirror's ClusterIP as address, so `pod-0.<svc>-<cluster>` resolves.
 // Pure: no I/O. Linkerd writes v1 Endpoints and reads remote v1 Endpoints; we read the remote
 // EndpointSlices and write EndpointSlices, and say below where that translation chose.
-import { isIP } from 'node:net';
 import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { normalisePorts, portMapKey } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
+import { usableEndpointIP } from '../ip/address.js';
 import { emptyMirrorGroups, type MirrorGroups } from './endpoints.js';
 import {
     CLUSTER_NAME_LABEL,
@@ -186,9 +186,12 @@ export function headlessMirrorGroups(input: HeadlessGroupsInput): MirrorGroups {
 }
 
 function clusterIPOf(service: V1Service, addressType: AddressType): string | null {
-    const family = addressType === 'IPv6' ? 6 : 4;
     const ips = service.spec?.clusterIPs?.length ? service.spec.clusterIPs : [service.spec?.clusterIP ?? ''];
-    return ips.find((ip) => isIP(ip) === family) ?? null;
+    for (const text of ips) {
+        const ip = usableEndpointIP(text);
+        if (ip.usable && ip.family === addressType) return ip.address;
+    }
+    return null;
 }
 
 function hostEndpoint(hostname: string, ip: string, remote: V1Endpoint): V1Endpoint {
