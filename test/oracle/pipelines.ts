@@ -1,0 +1,44 @@
+// The pure path of each controller, from source objects to the plan the writer would send:
+// what the property tests (unit and integration) drive with hostile input.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { planSlices } from '../../src/endpointslice/reconciler.js';
+import type { SliceOwner, SlicePlan } from '../../src/endpointslice/types.js';
+import { DEFAULT_MANAGED_BY } from '../../src/externalworkloads/controller.js';
+import { desiredGroupsForService } from '../../src/externalworkloads/desired.js';
+import { parseExternalWorkloads } from '../../src/externalworkloads/types.js';
+import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/endpoints.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
+
+export function ownerOf(service: V1Service): SliceOwner {
+    const { name, namespace, uid, labels } = service.metadata!;
+    return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
+}
+
+/** ExternalWorkloadsController.syncService without the cluster: raw workloads → plan. */
+export function externalWorkloadsPlan(service: V1Service, rawWorkloads: unknown[], existing: V1EndpointSlice[], maxEndpointsPerSlice: number): SlicePlan {
+    const { workloads } = parseExternalWorkloads(rawWorkloads);
+    const desired = desiredGroupsForService(service, workloads);
+    return planSlices({
+        owner: ownerOf(service),
+        addressTypes: desired.addressTypes,
+        desired: desired.groups,
+        existing,
+        maxEndpointsPerSlice,
+        managedBy: DEFAULT_MANAGED_BY,
+    });
+}
+
+/** The mirror's sync without the cluster: gateway addresses → plan. */
+export function mirrorPlan(input: MirrorGroupsInput, existing: V1EndpointSlice[]): SlicePlan {
+    const groups = desiredMirrorGroups(input);
+    return planSlices({
+        owner: ownerOf(input.mirror),
+        addressTypes: groups.addressTypes,
+        desired: groups.groups,
+        existing,
+        maxEndpointsPerSlice: 100,
+        managedBy: MIRROR_SLICE_MANAGED_BY,
+        extraLabels: groups.extraLabels,
+        annotations: groups.annotations,
+    });
+}
