@@ -3,51 +3,11 @@
 // refuses nothing the apiserver would accept, except its two declared extra rules.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice } from '@kubernetes/client-node';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import fc from 'fast-check';
-import { dnsLabel, invalidIP, validIP, workloadName } from '../../test/oracle/adversarial.js';
+import { anySlice, awkwardText, dnsLabel, invalidIP, validIP } from '../../test/oracle/adversarial.js';
 import { validateEndpointSlice } from '../../test/oracle/endpointslice-validation.js';
 import { sliceProblems } from './validate.js';
-
-const text = fc.oneof(dnsLabel, workloadName, fc.string({ maxLength: 70 }), fc.constantFrom('', '-a', 'a-', 'a..b', 'A', 'a_b', 'a'.repeat(254)));
-
-const endpoint: fc.Arbitrary<V1Endpoint> = fc.record(
-    {
-        addresses: fc.array(fc.oneof(validIP, invalidIP), { minLength: 0, maxLength: 3 }),
-        hostname: text,
-        nodeName: text,
-        zone: text,
-        conditions: fc.record({ ready: fc.boolean(), serving: fc.boolean(), terminating: fc.boolean() }, { requiredKeys: [] }),
-        hints: fc.record({ forZones: fc.array(text.map((name) => ({ name })), { maxLength: 10 }) }),
-    },
-    { requiredKeys: ['addresses'] },
-);
-
-const port: fc.Arbitrary<DiscoveryV1EndpointPort> = fc.record(
-    {
-        name: fc.oneof(dnsLabel, text),
-        port: fc.oneof(fc.integer({ min: 1, max: 65535 }), fc.constantFrom(0, -1, 65536, 80.5)),
-        protocol: fc.constantFrom('TCP', 'UDP', 'SCTP', 'HTTP', 'tcp', ''),
-        appProtocol: fc.oneof(fc.constantFrom('http', 'kubernetes.io/h2c', 'HTTP', 'a/b/c', 'my proto', '/x', 'x/'), text),
-    },
-    { requiredKeys: [] },
-);
-
-const slice: fc.Arbitrary<V1EndpointSlice> = fc.record({
-    metadata: fc.record(
-        {
-            name: text,
-            generateName: fc.oneof(text, text.map((t) => `${t}-`)),
-            namespace: fc.oneof(dnsLabel, text),
-            labels: fc.dictionary(fc.oneof(text, fc.constantFrom('kubernetes.io/service-name', 'example.com/a', 'a/b/c', '/a')), fc.oneof(text, fc.constant('')), { maxKeys: 4 }),
-            annotations: fc.dictionary(fc.oneof(text, fc.constantFrom('Example.COM/Key', 'a b')), fc.string(), { maxKeys: 3 }),
-        },
-        { requiredKeys: [] },
-    ),
-    addressType: fc.constantFrom('IPv4', 'IPv6', 'FQDN', 'IP', ''),
-    endpoints: fc.array(endpoint, { maxLength: 4 }),
-    ports: fc.array(port, { maxLength: 4 }),
-});
 
 /** The two rules where we are stricter than the apiserver (see validate.ts). */
 function onlyOursRefuse(s: V1EndpointSlice): boolean {
@@ -59,7 +19,7 @@ describe('the writer’s check and the apiserver oracle', () => {
     it('agree on every slice: the check passes exactly what the apiserver accepts, bar its two stricter rules', () => {
         let accepted = 0;
         fc.assert(
-            fc.property(slice, (s) => {
+            fc.property(anySlice, (s) => {
                 const ours = sliceProblems(s);
                 const apiserver = validateEndpointSlice(s, { strictIP: true });
                 if (ours.length === 0) assert.deepEqual(apiserver, [], 'the check let through what the apiserver refuses');
@@ -80,7 +40,7 @@ describe('the writer’s check and the apiserver oracle', () => {
             ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
         });
         fc.assert(
-            fc.property(fc.oneof(validIP, invalidIP), fc.constantFrom('IPv4', 'IPv6'), text, fc.oneof(dnsLabel, text), (address, addressType, hostname, portName) => {
+            fc.property(fc.oneof(validIP, invalidIP), fc.constantFrom('IPv4', 'IPv6'), awkwardText, fc.oneof(dnsLabel, awkwardText), (address, addressType, hostname, portName) => {
                 for (const s of [
                     { ...valid(), addressType, endpoints: [{ addresses: [address] }] },
                     { ...valid(), endpoints: [{ addresses: ['192.0.2.1'], hostname }] },

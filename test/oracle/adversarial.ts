@@ -3,7 +3,7 @@
 // odd but equivalent way); "invalid" ones give what must never reach a slice. Objects the
 // apiserver itself validates (Services, labels, object names) are generated within its
 // rules, because no adapter can ever be handed anything else. Written without src/ip.
-import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
+import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import fc from 'fast-check';
 
 const octet = fc.integer({ min: 1, max: 254 });
@@ -78,9 +78,9 @@ export const labelSet = fc.oneof(
 const appProtocol = fc.constantFrom(undefined, 'http', 'HTTP', 'kubernetes.io/h2c', 'kubernetes.io/ws', 'example.com/my-proto', 'linkerd.io/opaque');
 
 /** Service ports as Service validation allows them: unique DNS-label names, unique port+protocol. */
-export function servicePorts(max: number): fc.Arbitrary<V1ServicePort[]> {
+export function servicePorts(max: number, min = 0): fc.Arbitrary<V1ServicePort[]> {
     return fc
-        .tuple(fc.integer({ min: 0, max }), fc.nat(), appProtocol, fc.boolean())
+        .tuple(fc.integer({ min, max }), fc.nat(), appProtocol, fc.boolean())
         .map(([count, seed, app, namedTargets]) =>
             Array.from({ length: count }, (_, i): V1ServicePort => {
                 const protocol = (['TCP', 'UDP', 'SCTP'] as const)[(seed + i) % 3]!;
@@ -180,3 +180,46 @@ export function withNoise(ips: string[], extra: Array<[number, string]>): string
     for (const [at, ip] of extra) out.splice(at % (out.length + 1), 0, ip);
     return out;
 }
+
+/** Text for any name or label field: valid, nearly valid, far off. */
+export const awkwardText = fc.oneof(dnsLabel, workloadName, fc.string({ maxLength: 70 }), fc.constantFrom('', '-a', 'a-', 'a..b', 'A', 'a_b', 'a'.repeat(254)));
+
+const anyEndpoint: fc.Arbitrary<V1Endpoint> = fc.record(
+    {
+        addresses: fc.array(fc.oneof(validIP, invalidIP), { minLength: 0, maxLength: 3 }),
+        hostname: awkwardText,
+        nodeName: awkwardText,
+        zone: awkwardText,
+        conditions: fc.record({ ready: fc.boolean(), serving: fc.boolean(), terminating: fc.boolean() }, { requiredKeys: [] }),
+        hints: fc.record({ forZones: fc.array(awkwardText.map((name) => ({ name })), { maxLength: 10 }) }),
+    },
+    { requiredKeys: ['addresses'] },
+);
+
+const anyPort: fc.Arbitrary<DiscoveryV1EndpointPort> = fc.record(
+    {
+        name: fc.oneof(dnsLabel, awkwardText),
+        port: fc.oneof(fc.integer({ min: 1, max: 65535 }), fc.constantFrom(0, -1, 65536, 80.5)),
+        protocol: fc.constantFrom('TCP', 'UDP', 'SCTP', 'HTTP', 'tcp', ''),
+        appProtocol: fc.oneof(fc.constantFrom('http', 'kubernetes.io/h2c', 'HTTP', 'a/b/c', 'my proto', '/x', 'x/'), awkwardText),
+    },
+    { requiredKeys: [] },
+);
+
+/** Any EndpointSlice, valid or not in any field. */
+export const anySlice: fc.Arbitrary<V1EndpointSlice> = fc.record({
+    metadata: fc.record(
+        {
+            name: awkwardText,
+            generateName: fc.oneof(awkwardText, awkwardText.map((t) => `${t}-`)),
+            namespace: fc.oneof(dnsLabel, awkwardText),
+            labels: fc.dictionary(fc.oneof(awkwardText, fc.constantFrom('kubernetes.io/service-name', 'example.com/a', 'a/b/c', '/a')), fc.oneof(awkwardText, fc.constant('')), { maxKeys: 4 }),
+            annotations: fc.dictionary(fc.oneof(awkwardText, fc.constantFrom('Example.COM/Key', 'a b')), fc.string(), { maxKeys: 3 }),
+        },
+        { requiredKeys: [] },
+    ),
+    addressType: fc.constantFrom('IPv4', 'IPv6', 'FQDN', 'IP', ''),
+    endpoints: fc.array(anyEndpoint, { maxLength: 4 }),
+    ports: fc.array(anyPort, { maxLength: 4 }),
+});
+
