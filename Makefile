@@ -1,12 +1,12 @@
 # mesh-endpoints: `make demo` and `make test` work on a fresh machine of this kind.
 # Each target installs what it needs: npm packages when package-lock.json changed,
-# the control-plane binaries (built from Go modules, cached per machine by version).
+# the control-plane binaries and helm (built from Go modules, cached per machine by version).
 SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 UNIT_TESTS = $(shell find src -name '*.test.ts' | sort)
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane build typecheck test unit integration demo bench clean
+.PHONY: all deps control-plane helm build typecheck test unit integration demo bench clean
 
 all: build
 
@@ -21,6 +21,10 @@ control-plane:
 	@echo "==> control plane (etcd + kube-apiserver from Go modules; the first build takes minutes)"
 	@bash hack/controlplane/build.sh >/dev/null
 
+helm:
+	@echo "==> helm (from its Go module; the first build takes minutes)"
+	@bash hack/helm/build.sh >/dev/null
+
 build: deps
 	npx tsc -p tsconfig.build.json
 
@@ -33,7 +37,8 @@ unit: deps
 
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
-integration: deps control-plane
+# The chart's lint, rendering, server-side validation and install proof are among them.
+integration: deps control-plane helm
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)

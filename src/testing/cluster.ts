@@ -158,6 +158,9 @@ export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' 
         `--service-account-key-file=${join(dir, 'sa.pub')}`,
         '--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108',
         '--disable-admission-plugins=ServiceAccount',
+        // As on OpenShift and other hardened clusters: blockOwnerDeletion needs update on the
+        // owner's finalizers, so the RBAC tests see whether our rules grant it.
+        '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
         '--endpoint-reconciler-type=none',
         '--allow-privileged=true',
     ];

@@ -13,7 +13,7 @@ import { Manager } from '../../src/kube/manager.js';
 import type { RequestOpts } from '../../src/kube/rest.js';
 import { collectionPath, EndpointSlices, Events, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
-import { ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
+import { LEASE_NAME, ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
 import type { LinkStatus } from '../../src/servicemirror/link.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
 import { KubeRest } from '../../src/kube/rest.js';
@@ -66,11 +66,27 @@ export interface RunningMirror {
 /** Test DNS policy: small enough to see refreshes, failures and the stale window within seconds. */
 export const TEST_DNS = { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000 };
 
-export async function runServiceMirror(env: MirrorEnv, namespace: string, opts: Partial<ServiceMirrorOptions> = {}): Promise<RunningMirror> {
+export async function runServiceMirror(
+    env: MirrorEnv,
+    namespace: string,
+    opts: Partial<ServiceMirrorOptions> & {
+        /** false: return without waiting for the caches to sync. */
+        waitForSync?: boolean;
+        /** Elect a leader through the controller's Lease in `namespace` (by default this process always writes). */
+        leaderElection?: boolean;
+    } = {},
+): Promise<RunningMirror> {
     const rest = new RecordingRest(env.local.kubeConfig());
     const logger = newLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
     const registry = new Registry();
-    const manager = new Manager({ rest, logger, registry });
+    const manager = new Manager({
+        rest: opts.rest ?? rest, // the client to act as (a ServiceAccount's, to prove RBAC) elects too
+        logger,
+        registry,
+        leaderElection: opts.leaderElection
+            ? { namespace, name: LEASE_NAME, leaseDurationMs: 4000, renewDeadlineMs: 2500, retryPeriodMs: 500 }
+            : undefined,
+    });
     const controller = new ServiceMirrorController({
         rest,
         logger,
@@ -90,7 +106,8 @@ export async function runServiceMirror(env: MirrorEnv, namespace: string, opts: 
         ...opts,
     });
     manager.add(controller);
-    await manager.start();
+    const started = manager.start();
+    if (opts.waitForSync ?? true) await started;
     const running: RunningMirror = {
         controller,
         manager,

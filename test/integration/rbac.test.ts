@@ -1,77 +1,148 @@
-// The RBAC manifests in deploy/rbac/ are enough: each controller runs as its ServiceAccount
-// with exactly those rights, converges, and is refused nothing.
+// The chart's RBAC (templates/*/rbac.yaml, the only copy) is enough and every rule of it is
+// needed: each controller runs as its rendered ServiceAccount with exactly those rights and
+// converges, refused nothing; then once per rule, with that one rule taken out, the apiserver
+// refuses the controller what the rule grants. The local apiservers run the
+// OwnerReferencesPermissionEnforcement admission plugin, so services/finalizers is proved too.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
 import { EventRecorder } from '../../src/kube/events.js';
 import { logFn, newLogger } from '../../src/kube/log.js';
+import { ApiError, type RequestOpts } from '../../src/kube/rest.js';
 import { objectPath, Services } from '../../src/kube/resources.js';
+import { applyObjects, renderChart, type ManifestObject } from '../../src/testing/chart.js';
 import { eventually, type TestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, endpointsOf, pairedNamespace, runServiceMirror, startMirrorEnv } from './mirror-support.js';
 import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf } from './support.js';
 
 const env = await startMirrorEnv('rbac');
 
-const paths: Record<string, string> = {
-    ServiceAccount: 'serviceaccounts',
-    ClusterRole: 'clusterroles',
-    ClusterRoleBinding: 'clusterrolebindings',
-    Role: 'roles',
-    RoleBinding: 'rolebindings',
-};
-
-/** Applies a deploy/rbac file with its namespace replaced; returns a client acting as its ServiceAccount. */
-async function applyRbac(cluster: TestCluster, file: string, namespace: string): Promise<CountingRest> {
-    const text = readFileSync(file, 'utf8').replace(/namespace: (mesh-endpoints|linkerd-multicluster)$/gm, `namespace: ${namespace}`);
-    let account = '';
-    for (const doc of parseAllDocuments(text)) {
-        const obj = doc.toJS() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
-        if (obj.kind === 'ServiceAccount') account = obj.metadata.name;
-        // Cluster-scoped names get the namespace too, so each test has its own.
-        if (!obj.metadata.namespace) obj.metadata.name = `${obj.metadata.name}-${namespace}`;
-        if (obj.kind === 'ClusterRoleBinding') (obj as unknown as { roleRef: { name: string } }).roleRef.name += `-${namespace}`;
-        const base = obj.apiVersion === 'v1' ? '/api/v1' : `/apis/${obj.apiVersion}`;
-        const ns = obj.metadata.namespace ? `/namespaces/${obj.metadata.namespace}` : '';
-        await cluster.admin.create(`${base}${ns}/${paths[obj.kind]}`, obj);
+/** A client that keeps every request the apiserver refused for lack of rights (reads included). */
+class RefusalLog extends CountingRest {
+    readonly forbidden: string[] = [];
+    override async request<T>(method: string, path: string, o?: RequestOpts): Promise<T> {
+        try {
+            return await super.request<T>(method, path, o);
+        } catch (err) {
+            if (err instanceof ApiError && err.code === 403) this.forbidden.push(`${method} ${path}: ${err.message}`);
+            throw err;
+        }
     }
-    const sa = await cluster.serviceAccountClient(namespace, account);
-    return new CountingRest(sa.kubeConfig);
 }
 
-describe('RBAC manifests', () => {
-    it('external-workloads runs, leads and converges with only deploy/rbac/external-workloads.yaml', async () => {
-        const cluster = env.local;
-        const controllerNs = await cluster.namespace('mesh-endpoints');
-        const rest = await applyRbac(cluster, 'deploy/rbac/external-workloads.yaml', controllerNs);
-        const ns = await cluster.namespace();
-        await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
-        await createWorkload(cluster, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
-        await createWorkload(cluster, ns, { name: 'vm-bad', ips: ['192.0.2.2'], ports: [{ name: 'other', port: 1 }] }); // an Event to write
+interface Rule {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+}
+type RbacObject = ManifestObject & { rules?: Rule[] };
+const rbacKinds = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
-        const { controller, stop } = await runExternalWorkloads(cluster, { rest, leaseNamespace: controllerNs });
-        await eventually('the leader publishes vm-1', async () => addressesOf(await slicesOf(cluster, ns, 'web')).includes('192.0.2.1'));
-        await cluster.admin.delete(objectPath(Services, ns, 'web'));
-        await eventually('its slices deleted with the Service', async () => (await slicesOf(cluster, ns, 'web')).length === 0);
+let releases = 0;
+/** The chart's ServiceAccount and RBAC for one controller, in a release (and namespace) of its own. */
+async function chartRbac(cluster: TestCluster, component: string): Promise<{ namespace: string; objects: RbacObject[] }> {
+    const namespace = await cluster.namespace('rbac');
+    const objects = await renderChart({ release: `r${++releases}`, namespace });
+    const own = objects.filter((o) => rbacKinds.has(o.kind) && o.metadata.labels?.['app.kubernetes.io/component'] === component);
+    assert.ok(own.some((o) => o.kind === 'ServiceAccount') && own.some((o) => o.kind === 'ClusterRole'), `the chart renders RBAC for ${component}`);
+    return { namespace, objects: own };
+}
+
+/** Applies the objects and returns a client acting as their ServiceAccount. */
+async function grant(cluster: TestCluster, namespace: string, objects: RbacObject[]): Promise<RefusalLog> {
+    await applyObjects(cluster.admin, objects);
+    const account = objects.find((o) => o.kind === 'ServiceAccount')!.metadata.name;
+    const sa = await cluster.serviceAccountClient(namespace, account);
+    sa.close();
+    return new RefusalLog(sa.kubeConfig);
+}
+
+/** Every rule of every role, each as the objects with that rule taken out. */
+function withoutEachRule(objects: RbacObject[]): { rule: string; resources: string[]; objects: RbacObject[] }[] {
+    return objects.flatMap((role, roleIndex) =>
+        (role.rules ?? []).map((rule, ruleIndex) => ({
+            rule: `${role.kind} ${rule.resources.join(',')} [${rule.verbs.join(',')}]`,
+            resources: rule.resources,
+            objects: objects.map((o, i) => (i === roleIndex ? { ...o, rules: o.rules!.filter((_, j) => j !== ruleIndex) } : o)),
+        })),
+    );
+}
+
+/** A refusal names the resource the missing rule grants (admission names the owner's finalizers). */
+function refusedFor(forbidden: string[], resources: string[]): boolean {
+    return forbidden.some((line) => resources.some((r) => (r.endsWith('/finalizers') ? line.includes('finalizers') : line.includes(`"${r}"`))));
+}
+
+describe('the chart RBAC, external-workloads', () => {
+    const component = 'external-workloads';
+    let dataNs = '';
+    const scenario = async () => {
+        dataNs = await env.local.namespace();
+        await createService(env.local, dataNs, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
+        await createWorkload(env.local, dataNs, { name: 'vm-1', ips: ['192.0.2.1'] });
+        await createWorkload(env.local, dataNs, { name: 'vm-bad', ips: ['192.0.2.2'], ports: [{ name: 'other', port: 1 }] }); // an Event to write
+    };
+
+    it('is enough: it runs, leads and converges, refused nothing', async () => {
+        const { namespace, objects } = await chartRbac(env.local, component);
+        const rest = await grant(env.local, namespace, objects);
+        await scenario();
+        const { controller, stop } = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace });
+        await eventually('the leader publishes vm-1', async () => addressesOf(await slicesOf(env.local, dataNs, 'web')).includes('192.0.2.1'));
+        await env.local.admin.delete(objectPath(Services, dataNs, 'web'));
+        await eventually('its slices deleted with the Service', async () => (await slicesOf(env.local, dataNs, 'web')).length === 0);
         await stop();
-        assert.deepEqual(rest.rejected, [], 'no write refused');
-        assert.deepEqual(controller.informers.map((i) => i.stats.errors), [0, 0, 0], 'no list or watch refused');
+        assert.deepEqual(rest.forbidden, [], 'nothing refused');
+        assert.deepEqual(controller.informers.map((i) => i.stats.errors), [0, 0, 0], 'no list or watch failed');
     });
 
-    it('service-mirror mirrors with only deploy/rbac/service-mirror.yaml', async () => {
-        const linkNs = await env.local.namespace('mc');
-        const rest = await applyRbac(env.local, 'deploy/rbac/service-mirror.yaml', linkNs);
+    it('needs every rule: without one, the apiserver refuses what it grants', async () => {
+        await scenario(); // a Service with a workload to publish and one to warn about
+        const rules = withoutEachRule((await chartRbac(env.local, component)).objects).length;
+        assert.ok(rules >= 6, 'rules found');
+        for (let i = 0; i < rules; i++) {
+            const { namespace, objects } = await chartRbac(env.local, component);
+            const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
+            const rest = await grant(env.local, namespace, fewer);
+            const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false });
+            await eventually(`a refusal without ${rule}`, () => refusedFor(rest.forbidden, resources), 30_000).finally(() => running.stop());
+        }
+    });
+});
+
+describe('the chart RBAC, service-mirror', () => {
+    const component = 'service-mirror';
+    const silentEvents = (rest: RefusalLog) => new EventRecorder(rest, 'mesh-endpoints-service-mirror', logFn(newLogger('silent')), 0);
+    const scenario = async (linkNs: string) => {
         await createLink(env, linkNs, { name: 'east', gatewayAddress: '192.0.2.1' });
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web');
-        const running = await runServiceMirror(env, linkNs, {
-            rest,
-            events: new EventRecorder(rest, 'mesh-endpoints-service-mirror', logFn(newLogger('silent')), 0),
-        });
+        // Its namespace exists only there: a Warning Event on the Link.
+        await createRemoteService(env, await env.remote.namespace('remote-only'), 'lonely');
+        return ns;
+    };
+
+    it('is enough: it mirrors and writes the Link status, refused nothing', async () => {
+        const { namespace, objects } = await chartRbac(env.local, component);
+        const rest = await grant(env.local, namespace, objects);
+        const ns = await scenario(namespace);
+        const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true });
         await eventually('the mirror with its endpoint', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.1 ready');
-        await eventually('the Link status written', async () => rest.counts.PATCH !== undefined && rest.counts.PATCH > 0);
+        await eventually('the Link status written', async () => (rest.counts.PATCH ?? 0) > 0);
         await running.stop();
-        assert.deepEqual(rest.rejected, [], 'no write refused');
-        assert.deepEqual(running.controller.informers.map((i) => i.stats.errors), running.controller.informers.map(() => 0), 'no list or watch refused');
+        assert.deepEqual(rest.forbidden, [], 'nothing refused');
+        assert.deepEqual(running.controller.informers.map((i) => i.stats.errors), running.controller.informers.map(() => 0), 'no list or watch failed');
+    });
+
+    it('needs every rule: without one, the apiserver refuses what it grants', async () => {
+        const rules = withoutEachRule((await chartRbac(env.local, component)).objects).length;
+        assert.ok(rules >= 9, 'rules found');
+        for (let i = 0; i < rules; i++) {
+            const { namespace, objects } = await chartRbac(env.local, component);
+            const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
+            const rest = await grant(env.local, namespace, fewer);
+            await scenario(namespace);
+            const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true, waitForSync: false });
+            await eventually(`a refusal without ${rule}`, () => refusedFor(rest.forbidden, resources), 30_000).finally(() => running.stop());
+        }
     });
 });

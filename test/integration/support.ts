@@ -40,12 +40,20 @@ export interface RunningController {
     manager: Manager;
     rest: CountingRest;
     registry: Registry;
+    /** Resolves once the caches have synced (and election has begun). */
+    started: Promise<void>;
     stop(): Promise<void>;
 }
 
 export async function runExternalWorkloads(
     cluster: TestCluster,
-    opts: Partial<Omit<ExternalWorkloadsOptions, 'rest'>> & { rest?: CountingRest; leaseNamespace?: string; identity?: string } = {},
+    opts: Partial<Omit<ExternalWorkloadsOptions, 'rest'>> & {
+        rest?: CountingRest;
+        leaseNamespace?: string;
+        identity?: string;
+        /** false: return at once, without waiting for the caches (which may never sync, e.g. when a list is refused). */
+        waitForSync?: boolean;
+    } = {},
 ): Promise<RunningController> {
     // The admin's by default; a ServiceAccount's to prove RBAC.
     const rest = opts.rest ?? new CountingRest(cluster.kubeConfig());
@@ -77,8 +85,9 @@ export async function runExternalWorkloads(
         ...opts,
     });
     manager.add(controller);
-    await manager.start();
-    return { controller, manager, rest, registry, stop: () => manager.stop() };
+    const started = manager.start();
+    if (opts.waitForSync ?? true) await started;
+    return { controller, manager, rest, registry, started, stop: () => manager.stop() };
 }
 
 export async function slicesOf(cluster: TestCluster, ns: string, service: string, managedBy = DEFAULT_MANAGED_BY) {

@@ -1,0 +1,98 @@
+// The chart as helm sees it: `helm lint --strict` passes and `helm template` renders what the
+// chart promises (HA, probes, hardening, switches, monitoring). Validation of the rendered
+// objects by a real apiserver and the install proof are in install.test.ts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { chartDir, renderChart, runHelm, type ManifestObject } from '../../src/testing/chart.js';
+
+const namespace = 'mesh-endpoints';
+const monitoring = { metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } } };
+const components = ['external-workloads', 'service-mirror'];
+
+const componentOf = (o: ManifestObject) => o.metadata.labels?.['app.kubernetes.io/component'];
+const deployments = (objects: ManifestObject[]) => objects.filter((o) => o.kind === 'Deployment') as unknown as V1Deployment[];
+
+describe('helm lint', () => {
+    for (const [what, set] of [
+        ['the default values', []],
+        ['monitoring on', ['--set', 'metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true']],
+        ['one controller only', ['--set', 'serviceMirror.enabled=false']],
+    ] as const) {
+        it(`passes --strict with ${what}`, async () => {
+            const out = await runHelm(['lint', '--strict', chartDir, '--namespace', namespace, ...set]);
+            assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+        });
+    }
+});
+
+describe('helm template', () => {
+    it('renders one Deployment per controller: 2 replicas, spread, probed, hardened', async () => {
+        const objects = await renderChart({ namespace });
+        assert.deepEqual(deployments(objects).map((d) => componentOf(d as unknown as ManifestObject)).sort(), components);
+        for (const d of deployments(objects)) {
+            const pod = d.spec!.template.spec!;
+            const container = pod.containers[0]!;
+            assert.equal(d.spec!.replicas, 2);
+            assert.equal(pod.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
+            assert.deepEqual([container.livenessProbe?.httpGet?.path, container.readinessProbe?.httpGet?.path], ['/healthz', '/readyz']);
+            assert.equal(container.readinessProbe?.httpGet?.port, 'admin');
+            assert.ok(container.resources?.requests?.cpu && container.resources.limits?.memory, 'resources set');
+            assert.equal(pod.securityContext?.runAsNonRoot, true);
+            assert.equal(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault');
+            assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+            assert.equal(pod.serviceAccountName, d.metadata!.name, 'its own ServiceAccount');
+            assert.match(container.image!, /^ghcr\.io\/mesh-endpoints\/mesh-endpoints:0\.1\.0$/);
+            assert.equal(container.args![0], componentOf(d as unknown as ManifestObject), 'the subcommand first');
+        }
+        for (const kind of ['PodDisruptionBudget', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service']) {
+            assert.deepEqual(objects.filter((o) => o.kind === kind).map(componentOf).sort(), components, `a ${kind} per controller`);
+        }
+        assert.ok(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.labels?.grafana_dashboard === '1'), 'the Grafana dashboard');
+        assert.ok(!objects.some((o) => o.kind === 'ServiceMonitor' || o.kind === 'PrometheusRule'), 'no monitoring.coreos.com objects unless asked');
+    });
+
+    it('switches each controller off, with everything that is its own', async () => {
+        for (const off of components) {
+            const key = off === 'external-workloads' ? 'externalWorkloads' : 'serviceMirror';
+            const objects = await renderChart({ namespace, values: { [key]: { enabled: false } } });
+            assert.deepEqual(objects.filter((o) => componentOf(o) === off), [], `nothing of ${off}`);
+            assert.equal(deployments(objects).length, 1);
+        }
+    });
+
+    it('passes values to flags, and puts the mirror Role where its Links are', async () => {
+        const objects = await renderChart({
+            namespace,
+            values: {
+                logLevel: 'debug',
+                externalWorkloads: { watchNamespace: 'apps', maxEndpointsPerSlice: 50, extraArgs: ['--batch-period=1s'] },
+                serviceMirror: { linkNamespace: 'linkerd-multicluster', dnsServers: ['10.0.0.10:53', '10.0.0.11:53'], dnsStaleWindow: '10m' },
+            },
+        });
+        const args = (c: string) => deployments(objects).find((d) => componentOf(d as unknown as ManifestObject) === c)!.spec!.template.spec!.containers[0]!.args!;
+        for (const a of ['--watch-namespace=apps', '--max-endpoints-per-slice=50', '--log-level=debug', '--namespace=mesh-endpoints', '--batch-period=1s']) {
+            assert.ok(args('external-workloads').includes(a), a);
+        }
+        for (const a of ['--namespace=linkerd-multicluster', '--dns-servers=10.0.0.10:53,10.0.0.11:53', '--dns-stale-window=10m']) {
+            assert.ok(args('service-mirror').includes(a), a);
+        }
+        const mirrorRole = objects.find((o) => o.kind === 'Role' && componentOf(o) === 'service-mirror')!;
+        assert.equal(mirrorRole.metadata.namespace, 'linkerd-multicluster');
+    });
+
+    it('renders the ServiceMonitor and the alerts when asked', async () => {
+        const objects = await renderChart({ namespace, values: monitoring });
+        const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as ManifestObject & { spec: { endpoints: { port: string }[] } };
+        assert.equal(monitor.spec.endpoints[0]!.port, 'admin');
+        const rule = objects.find((o) => o.kind === 'PrometheusRule') as ManifestObject & { spec: { groups: { rules: { alert: string }[] }[] } };
+        assert.deepEqual(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort(), [
+            'MeshEndpointsDroppedKeys',
+            'MeshEndpointsGatewayDNSStale',
+            'MeshEndpointsGatewayDown',
+            'MeshEndpointsNoLeader',
+            'MeshEndpointsRemoteUnreachable',
+            'MeshEndpointsSyncErrors',
+        ]);
+    });
+});
