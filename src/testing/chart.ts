@@ -34,7 +34,7 @@ export function helm(): Promise<string> {
 export async function runHelm(args: string[]): Promise<string> {
     const bin = await helm();
     try {
-        const { stdout } = await run(bin, args, { cwd: repoRoot, maxBuffer: 16 << 20, env: { ...process.env, HELM_CACHE_HOME: tmpdir() } });
+        const { stdout } = await run(bin, args, { cwd: repoRoot, maxBuffer: 16 << 20 });
         return stdout;
     } catch (err) {
         const e = err as { stderr?: string; stdout?: string; message: string };

@@ -92,6 +92,15 @@ async function startAsPod(deployment: V1Deployment, podName: string): Promise<Co
     return controller;
 }
 
+/** On failure, the last lines the controller logged: what a user would read with `kubectl logs`. */
+async function withLogs<T>(c: Controller, work: () => Promise<T>): Promise<T> {
+    try {
+        return await work();
+    } catch (err) {
+        throw new Error(`${(err as Error).message}\n${c.deployment.metadata!.name} logged:\n${c.logs.slice(-30).join('\n')}`);
+    }
+}
+
 async function httpGet(port: number, path: string): Promise<{ status: number; body: string }> {
     const res = await fetch(`http://127.0.0.1:${port}${path}`);
     return { status: res.status, body: await res.text() };
@@ -134,37 +143,44 @@ describe('the chart installed on a real apiserver', () => {
     it('external-workloads, run as its Deployment and ServiceAccount, publishes workloads', async () => {
         const deployment = deploymentOf('external-workloads');
         const ew = await startAsPod(deployment, `${deployment.metadata!.name}-7d9f-abcde`);
-        await waitReady(ew);
-        const ns = await local.namespace();
-        await createService(local, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
-        await createWorkload(local, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
-        await createWorkload(local, ns, { name: 'vm-2', ips: ['192.0.2.2'] });
-        await createWorkload(local, ns, { name: 'vm-bad', ips: ['192.0.2.3'], ports: [{ name: 'other', port: 1 }] });
-        await eventually('both workloads published', async () => addressesOf(await slicesOf(local, ns, 'web')).join() === '192.0.2.1,192.0.2.2', 60_000);
-        await eventually('an Event about the workload left out', async () => (await eventsAbout(local, ns, 'vm-bad')).length > 0, 30_000);
-        await setReady(local, ns, 'vm-2', false);
-        await eventually('vm-2 not ready', async () => {
-            const endpoints = (await slicesOf(local, ns, 'web')).flatMap((s) => s.endpoints ?? []);
-            return endpoints.some((e) => e.addresses[0] === '192.0.2.2' && e.conditions?.ready === false);
+        await withLogs(ew, async () => {
+            await waitReady(ew);
+            const ns = await local.namespace();
+            await createService(local, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
+            await createWorkload(local, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
+            await createWorkload(local, ns, { name: 'vm-2', ips: ['192.0.2.2'] });
+            await createWorkload(local, ns, { name: 'vm-bad', ips: ['192.0.2.3'], ports: [{ name: 'other', port: 1 }] });
+            await eventually('both workloads published', async () => {
+                const addresses = addressesOf(await slicesOf(local, ns, 'web'));
+                return addresses.includes('192.0.2.1') && addresses.includes('192.0.2.2');
+            }, 60_000);
+            await eventually('an Event about the workload left out', async () => (await eventsAbout(local, ns, 'vm-bad')).length > 0, 30_000);
+            await setReady(local, ns, 'vm-2', false);
+            await eventually('vm-2 not ready', async () => {
+                const endpoints = (await slicesOf(local, ns, 'web')).flatMap((s) => s.endpoints ?? []);
+                return endpoints.some((e) => e.addresses[0] === '192.0.2.2' && e.conditions?.ready === false);
+            });
+            await local.admin.delete(objectPath(Services, ns, 'web'));
+            await eventually('its slices deleted with the Service', async () => (await slicesOf(local, ns, 'web')).length === 0);
+            const lease = await local.admin.get<{ spec: { holderIdentity?: string } }>(objectPath(Leases, releaseNs, 'mesh-endpoints-external-workloads'));
+            assert.equal(lease.spec.holderIdentity, `${deployment.metadata!.name}-7d9f-abcde`, 'leads under its pod name (the downward API)');
         });
-        await local.admin.delete(objectPath(Services, ns, 'web'));
-        await eventually('its slices deleted with the Service', async () => (await slicesOf(local, ns, 'web')).length === 0);
-        const lease = await local.admin.get<{ spec: { holderIdentity?: string } }>(objectPath(Leases, releaseNs, 'mesh-endpoints-external-workloads'));
-        assert.equal(lease.spec.holderIdentity, `${deployment.metadata!.name}-7d9f-abcde`, 'leads under its pod name (the downward API)');
     });
 
     it('service-mirror, run as its Deployment and ServiceAccount, mirrors through a hostname gateway', async () => {
         const deployment = deploymentOf('service-mirror');
         const mirror = await startAsPod(deployment, `${deployment.metadata!.name}-5c4b-fghij`);
-        await waitReady(mirror);
-        dns.setRecords('gw.east.test', { A: [{ address: '192.0.2.10', ttl: 30 }] });
-        await createLink(env, releaseNs, { name: 'east', gatewayAddress: 'gw.east.test' });
-        const ns = await pairedNamespace(env);
-        await createRemoteService(env, ns, 'web');
-        await eventually('the mirror with the resolved gateway', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.10 ready', 60_000);
-        await eventually('the Link status written', async () => (await getLink(env, releaseNs, 'east')).status !== undefined);
-        await deleteRemoteService(env, ns, 'web');
-        await eventually('the mirror deleted with the remote Service', async () => (await mirrorService(env, ns, 'web-east')) === undefined);
+        await withLogs(mirror, async () => {
+            await waitReady(mirror);
+            dns.setRecords('gw.east.test', { A: [{ address: '192.0.2.10', ttl: 30 }] });
+            await createLink(env, releaseNs, { name: 'east', gatewayAddress: 'gw.east.test' });
+            const ns = await pairedNamespace(env);
+            await createRemoteService(env, ns, 'web');
+            await eventually('the mirror with the resolved gateway', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.10 ready', 60_000);
+            await eventually('the Link status written', async () => (await getLink(env, releaseNs, 'east')).status !== undefined);
+            await deleteRemoteService(env, ns, 'web');
+            await eventually('the mirror deleted with the remote Service', async () => (await mirrorService(env, ns, 'web-east')) === undefined);
+        });
     });
 
     it('serves every metric the alerts and the dashboard use', async () => {

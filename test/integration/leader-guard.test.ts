@@ -83,6 +83,8 @@ describe('leadership edges', () => {
                 verbs: writeSlices ? ['get', 'list', 'watch', 'create', 'update', 'delete'] : ['get', 'list', 'watch'],
             },
             { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+            // Slices are owned by their Service (blockOwnerDeletion): OwnerReferencesPermissionEnforcement.
+            { apiGroups: [''], resources: ['services/finalizers'], verbs: ['update'] },
         ];
         const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
         const role = await cluster.admin.create<{ metadata: { resourceVersion: string } }>(`${rbac}/roles`, { metadata: { name: 'ew' }, rules: rules(false) } as never);

@@ -67,9 +67,9 @@ function withoutEachRule(objects: RbacObject[]): { rule: string; resources: stri
     );
 }
 
-/** A refusal names the resource the missing rule grants (admission names the owner's finalizers). */
-function refusedFor(forbidden: string[], resources: string[]): boolean {
-    return forbidden.some((line) => resources.some((r) => (r.endsWith('/finalizers') ? line.includes('finalizers') : line.includes(`"${r}"`))));
+/** The first refusal naming a resource the missing rule grants (admission names the owner's finalizers). */
+function refusalFor(forbidden: string[], resources: string[]): string | undefined {
+    return forbidden.find((line) => resources.some((r) => (r.endsWith('/finalizers') ? line.includes('finalizers') : line.includes(`"${r}"`))));
 }
 
 describe('the chart RBAC, external-workloads', () => {
@@ -95,7 +95,7 @@ describe('the chart RBAC, external-workloads', () => {
         assert.deepEqual(controller.informers.map((i) => i.stats.errors), [0, 0, 0], 'no list or watch failed');
     });
 
-    it('needs every rule: without one, the apiserver refuses what it grants', async () => {
+    it('needs every rule: without one, the apiserver refuses what it grants', async (t) => {
         await scenario(); // a Service with a workload to publish and one to warn about
         const rules = withoutEachRule((await chartRbac(env.local, component)).objects).length;
         assert.ok(rules >= 6, 'rules found');
@@ -104,7 +104,8 @@ describe('the chart RBAC, external-workloads', () => {
             const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
             const rest = await grant(env.local, namespace, fewer);
             const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false });
-            await eventually(`a refusal without ${rule}`, () => refusedFor(rest.forbidden, resources), 30_000).finally(() => running.stop());
+            await eventually(`a refusal without ${rule}`, () => refusalFor(rest.forbidden, resources) !== undefined, 30_000).finally(() => running.stop());
+            t.diagnostic(`without ${rule}: ${refusalFor(rest.forbidden, resources)}`);
         }
     });
 });
@@ -133,7 +134,7 @@ describe('the chart RBAC, service-mirror', () => {
         assert.deepEqual(running.controller.informers.map((i) => i.stats.errors), running.controller.informers.map(() => 0), 'no list or watch failed');
     });
 
-    it('needs every rule: without one, the apiserver refuses what it grants', async () => {
+    it('needs every rule: without one, the apiserver refuses what it grants', async (t) => {
         const rules = withoutEachRule((await chartRbac(env.local, component)).objects).length;
         assert.ok(rules >= 9, 'rules found');
         for (let i = 0; i < rules; i++) {
@@ -142,7 +143,8 @@ describe('the chart RBAC, service-mirror', () => {
             const rest = await grant(env.local, namespace, fewer);
             await scenario(namespace);
             const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true, waitForSync: false });
-            await eventually(`a refusal without ${rule}`, () => refusedFor(rest.forbidden, resources), 30_000).finally(() => running.stop());
+            await eventually(`a refusal without ${rule}`, () => refusalFor(rest.forbidden, resources) !== undefined, 30_000).finally(() => running.stop());
+            t.diagnostic(`without ${rule}: ${refusalFor(rest.forbidden, resources)}`);
         }
     });
 });

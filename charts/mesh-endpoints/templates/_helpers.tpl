@@ -52,6 +52,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - --lease-duration={{ .root.Values.leaderElection.leaseDuration }}
 - --renew-deadline={{ .root.Values.leaderElection.renewDeadline }}
 - --retry-period={{ .root.Values.leaderElection.retryPeriod }}
+- --resync-period={{ .root.Values.resyncPeriod }}
+- --kube-api-qps={{ .root.Values.kubeApiQps }}
+- --kube-api-burst={{ .root.Values.kubeApiBurst }}
 - --log-level={{ .root.Values.logLevel }}
 {{- end -}}
 
