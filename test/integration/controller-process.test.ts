@@ -3,7 +3,6 @@
 // named with how to install it and the process serves once it appears; SIGTERM ends the
 // process within its bound while the apiserver hangs; no log line carries the token.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
+import { ControllerProcess } from './process-support.js';
 import { addressesOf, createService, createWorkload, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('process');
@@ -26,71 +26,19 @@ writeFileSync(kubeconfig, cluster.kubeConfig(`https://127.0.0.1:${proxyPort}`).e
 /** Every line any controller process of this file printed, for the token check at the end. */
 const allOutput: string[] = [];
 
-interface LogLine {
-    level: number;
-    msg: string;
-    [field: string]: unknown;
-}
-
-class ControllerProcess {
-    readonly proc: ChildProcess;
-    readonly lines: LogLine[] = [];
-    exitCode: number | null | undefined;
-    private readonly exited: Promise<void>;
-
-    constructor(namespace: string) {
-        this.proc = spawn(
-            process.execPath,
-            ['--import', 'tsx', 'src/cli/main.ts', 'external-workloads', '--kubeconfig', kubeconfig, '--namespace', namespace,
-                '--admin-addr', '127.0.0.1:0', '--log-level', 'debug', '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms'],
-            { stdio: ['ignore', 'pipe', 'pipe'] },
-        );
-        const collect = (parse: boolean) => (data: Buffer) => {
-            for (const text of data.toString().split('\n').filter(Boolean)) {
-                allOutput.push(text);
-                if (!parse) continue;
-                try {
-                    this.lines.push(JSON.parse(text) as LogLine);
-                } catch {
-                    this.lines.push({ level: 0, msg: text });
-                }
-            }
-        };
-        this.proc.stdout!.on('data', collect(true));
-        this.proc.stderr!.on('data', collect(false));
-        this.exited = new Promise((resolve) => this.proc.once('exit', (code) => ((this.exitCode = code), resolve())));
-    }
-
-    logged(msg: string | RegExp): LogLine | undefined {
-        return this.lines.find((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(l.msg)));
-    }
-
-    async adminAddress(): Promise<string> {
-        await eventually('the admin endpoint', () => this.logged('admin endpoint listening') !== undefined, 60_000);
-        return this.logged('admin endpoint listening')!.address as string;
-    }
-
-    async readyz(): Promise<{ status: number; body: string }> {
-        const res = await fetch(`http://${await this.adminAddress()}/readyz`);
-        return { status: res.status, body: await res.text() };
-    }
-
-    /** SIGTERM; resolves with how long the process took to exit. */
-    async terminate(): Promise<number> {
-        const sentAt = Date.now();
-        this.proc.kill('SIGTERM');
-        await Promise.race([this.exited, new Promise((r) => setTimeout(r, 30_000))]);
-        if (this.exitCode === undefined) this.proc.kill('SIGKILL');
-        return Date.now() - sentAt;
-    }
-}
+const externalWorkloads = (namespace: string) =>
+    new ControllerProcess(
+        ['external-workloads', '--kubeconfig', kubeconfig, '--namespace', namespace, '--admin-addr', '127.0.0.1:0', '--log-level', 'debug',
+            '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms'],
+        allOutput,
+    );
 
 const web = { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } };
 
 describe('the external-workloads process', () => {
     it('names a missing CRD and how to install it, stays not ready, and serves once the CRD appears', async () => {
         const controllerNs = await cluster.namespace('mesh-endpoints');
-        const controller = new ControllerProcess(controllerNs);
+        const controller = externalWorkloads(controllerNs);
         try {
             await eventually('the missing CRD reported', () => controller.logged(/externalworkloads\.workload\.linkerd\.io is not installed/) !== undefined, 60_000);
             const report = controller.logged(/is not installed/)!;
@@ -116,7 +64,7 @@ describe('the external-workloads process', () => {
         const ns = await cluster.namespace();
         await createService(cluster, ns, web);
         await createWorkload(cluster, ns, { name: 'vm-2', ips: ['192.0.2.2'] });
-        const controller = new ControllerProcess(controllerNs);
+        const controller = externalWorkloads(controllerNs);
         try {
             await eventually('leading', () => controller.logged('became leader') !== undefined, 60_000);
             await eventually('the workload published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).includes('192.0.2.2'), 60_000);

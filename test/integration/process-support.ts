@@ -1,0 +1,69 @@
+// A controller run as users run it: the mesh-endpoints command in a child process, its JSON log
+// lines parsed as they come, its admin endpoint and exit observed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eventually } from '../../src/testing/harness.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+interface LogLine {
+    level: number;
+    msg: string;
+    [field: string]: unknown;
+}
+
+export class ControllerProcess {
+    readonly proc: ChildProcess;
+    readonly lines: LogLine[] = [];
+    exitCode: number | null | undefined;
+    private readonly exited: Promise<void>;
+
+    /** Runs `mesh-endpoints ARGS...`; every line it prints also goes to `allOutput`. */
+    constructor(args: string[], allOutput: string[] = []) {
+        this.proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        // A chunk may end inside a line: only whole lines are taken.
+        const collect = (parse: boolean) => {
+            let partial = '';
+            return (data: Buffer) => {
+                const texts = (partial + data.toString()).split('\n');
+                partial = texts.pop()!;
+                for (const text of texts.filter(Boolean)) {
+                    allOutput.push(text);
+                    if (!parse) continue;
+                    try {
+                        this.lines.push(JSON.parse(text) as LogLine);
+                    } catch {
+                        this.lines.push({ level: 0, msg: text });
+                    }
+                }
+            };
+        };
+        this.proc.stdout!.on('data', collect(true));
+        this.proc.stderr!.on('data', collect(false));
+        this.exited = new Promise((resolve) => this.proc.once('exit', (code) => ((this.exitCode = code), resolve())));
+    }
+
+    logged(msg: string | RegExp): LogLine | undefined {
+        return this.lines.find((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(l.msg)));
+    }
+
+    async adminAddress(): Promise<string> {
+        await eventually('the admin endpoint', () => this.logged('admin endpoint listening') !== undefined, 60_000);
+        return this.logged('admin endpoint listening')!.address as string;
+    }
+
+    async readyz(): Promise<{ status: number; body: string }> {
+        const res = await fetch(`http://${await this.adminAddress()}/readyz`);
+        return { status: res.status, body: await res.text() };
+    }
+
+    /** SIGTERM; resolves with how long the process took to exit. */
+    async terminate(): Promise<number> {
+        const sentAt = Date.now();
+        this.proc.kill('SIGTERM');
+        await Promise.race([this.exited, new Promise((r) => setTimeout(r, 30_000))]);
+        if (this.exitCode === undefined) this.proc.kill('SIGKILL');
+        return Date.now() - sentAt;
+    }
+}
