@@ -126,7 +126,7 @@ export function usableEndpointIP(text: string): EndpointIP {
     if (!parsed.ok) return { usable: false, reason: 'invalid', why: parsed.why };
     const ip: CanonicalIP = { address: parsed.address, family: parsed.family };
     const reason = apiserverRefusal(ip) ?? policyRefusal(ip);
-    if (reason !== undefined) return { usable: false, reason, why: `is ${DESCRIPTION[reason]}, which an EndpointSlice cannot hold` };
+    if (reason !== undefined) return { usable: false, reason, why: `is ${DESCRIPTION[reason]}, which cannot be an endpoint` };
     return { usable: true, ...ip };
 }
 

@@ -2,11 +2,10 @@
 // each serving every mirror port on the gateway port (the gateway routes on the authority).
 // Produces input for the shared EndpointSlice reconciler (src/endpointslice/); must not
 // resolve names (src/dns/ does), probe the gateway, or write anything.
-import { isIP } from 'node:net';
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1Service } from '@kubernetes/client-node';
 import { normalisePort } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
-import { usableEndpointIP } from '../ip/address.js';
+import { parseIP, usableEndpointIP } from '../ip/address.js';
 import {
     CLUSTER_NAME_LABEL,
     MIRRORED_SERVICE_LABEL,
@@ -81,7 +80,8 @@ export function mirrorAddressTypes(mirror: V1Service): AddressType[] {
         if (type !== null && !types.includes(type)) types.push(type);
     }
     if (types.length > 0) return types;
-    return isIP(mirror.spec?.clusterIP ?? '') === 6 ? ['IPv6'] : ['IPv4'];
+    const clusterIP = parseIP(mirror.spec?.clusterIP ?? '');
+    return clusterIP.ok && clusterIP.family === 'IPv6' ? ['IPv6'] : ['IPv4'];
 }
 
 /**
