@@ -7,33 +7,23 @@
 // command, probe /readyz and /healthz on the admin port.
 import type { V1Deployment, V1EnvVar } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isNotFound } from '../../src/kube/rest.js';
 import { collectionPath, Leases, Namespaces, objectPath, Services } from '../../src/kube/resources.js';
+import { freePort } from '../../src/testing/cluster.js';
 import { applyObjects, parseManifests, renderChart, repoRoot, type ManifestObject } from '../../src/testing/chart.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, deleteRemoteService, endpointsOf, getLink, mirrorService, pairedNamespace, type MirrorEnv } from './mirror-support.js';
+import { ControllerProcess } from './process-support.js';
 import { addressesOf, createService, createWorkload, eventsAbout, setReady, slicesOf } from './support.js';
 
 const [local, remote, dns] = await Promise.all([startTestCluster('install-l'), startTestCluster('install-r'), TestDnsServer.start()]);
 after(() => dns.close());
 const env: MirrorEnv = { local, remote, dns, controllers: new Set() };
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = createServer().listen(0, '127.0.0.1', () => {
-            const { port } = server.address() as { port: number };
-            server.close(() => resolve(port));
-        });
-        server.once('error', reject);
-    });
-}
 
 const releaseNs = 'mesh-endpoints';
 await local.admin.create(collectionPath(Namespaces), { metadata: { name: releaseNs } });
@@ -51,14 +41,14 @@ const monitoringCrds = parseManifests(readFileSync(join(repoRoot, 'test/integrat
 
 interface Controller {
     deployment: V1Deployment;
-    process: ChildProcess;
+    process: ControllerProcess;
+    /** Everything it printed, as `kubectl logs` would show it. */
     logs: string[];
     adminPort: number;
-    exited: Promise<number | null>;
 }
 const running: Controller[] = [];
-after(async () => {
-    for (const c of running) c.process.kill('SIGKILL');
+after(() => {
+    for (const c of running) c.process.proc.kill('SIGKILL');
 });
 
 /** The container of a rendered Deployment as a process: what the kubelet would start. */
@@ -67,8 +57,7 @@ async function startAsPod(deployment: V1Deployment, podName: string): Promise<Co
     const container = pod.containers[0]!;
     const namespace = deployment.metadata!.namespace!;
     const sa = await local.serviceAccountClient(namespace, pod.serviceAccountName!);
-    const dir = mkdtempSync(join(tmpdir(), 'mesh-endpoints-pod-'));
-    const kubeconfig = join(dir, 'kubeconfig');
+    const kubeconfig = join(mkdtempSync(join(tmpdir(), 'mesh-endpoints-pod-')), 'kubeconfig');
     writeFileSync(kubeconfig, sa.kubeConfig.exportConfig(), { mode: 0o600 });
     sa.close();
     const fieldRefs: Record<string, string> = { 'metadata.name': podName, 'metadata.namespace': namespace };
@@ -76,18 +65,10 @@ async function startAsPod(deployment: V1Deployment, podName: string): Promise<Co
         (container.env ?? []).map((e: V1EnvVar) => [e.name, e.value ?? fieldRefs[e.valueFrom?.fieldRef?.fieldPath ?? ''] ?? assert.fail(`env ${e.name}: unsupported source`)]),
     );
     // The in-cluster service account mount becomes --kubeconfig; nothing else is added.
-    const args = [...container.args!, `--kubeconfig=${kubeconfig}`];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-        cwd: repoRoot,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...podEnv },
-        stdio: ['ignore', 'pipe', 'pipe'],
-    });
     const logs: string[] = [];
-    child.stdout!.on('data', (d: Buffer) => logs.push(...d.toString('utf8').split('\n').filter(Boolean)));
-    child.stderr!.on('data', (d: Buffer) => logs.push(...d.toString('utf8').split('\n').filter(Boolean)));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const port = container.ports!.find((p) => p.name === 'admin')!.containerPort;
-    const controller = { deployment, process: child, logs, adminPort: port, exited };
+    const child = new ControllerProcess([...container.args!, `--kubeconfig=${kubeconfig}`], logs, { PATH: process.env.PATH, HOME: process.env.HOME, ...podEnv });
+    const adminPort = container.ports!.find((p) => p.name === 'admin')!.containerPort;
+    const controller = { deployment, process: child, logs, adminPort };
     running.push(controller);
     return controller;
 }
@@ -199,8 +180,8 @@ describe('the chart installed on a real apiserver', () => {
 
     it('refuses nothing to either controller, and each stops cleanly on SIGTERM', async () => {
         for (const c of running) {
-            c.process.kill('SIGTERM');
-            assert.equal(await c.exited, 0, `${c.deployment.metadata!.name} exits 0`);
+            await c.process.terminate();
+            assert.equal(c.process.exitCode, 0, `${c.deployment.metadata!.name} exits 0`);
             const refused = c.logs.filter((line) => /forbidden|\b403\b/i.test(line));
             assert.deepEqual(refused, [], `${c.deployment.metadata!.name}: no request refused`);
         }

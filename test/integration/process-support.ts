@@ -19,9 +19,9 @@ export class ControllerProcess {
     exitCode: number | null | undefined;
     private readonly exited: Promise<void>;
 
-    /** Runs `mesh-endpoints ARGS...`; every line it prints also goes to `allOutput`. */
-    constructor(args: string[], allOutput: string[] = []) {
-        this.proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    /** Runs `mesh-endpoints ARGS...` (with `env`, else ours); every line it prints also goes to `allOutput`. */
+    constructor(args: string[], allOutput: string[] = [], env?: NodeJS.ProcessEnv) {
+        this.proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
         // A chunk may end inside a line: only whole lines are taken.
         const collect = (parse: boolean) => {
             let partial = '';
