@@ -162,23 +162,29 @@ export class Manager {
      * shutdownTimeoutMs, exits 1 at once.
      */
     handleSignals(exit: (code: number) => void = process.exit): void {
-        const onSignal = (signal: string) => {
-            if (this.stopping) return exit(1);
-            this.opts.logger.info({ signal }, 'shutting down');
-            const limit = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-            setTimeout(() => {
-                this.opts.logger.error({ timeoutMs: limit }, 'shutdown did not finish in time; exiting');
+        process.on('SIGTERM', () => this.onSignal('SIGTERM', exit));
+        process.on('SIGINT', () => this.onSignal('SIGINT', exit));
+    }
+
+    /** What a signal does: a bounded stop, then `exit` with 0 (done) or 1 (failed, too slow, or a second signal). */
+    onSignal(signal: string, exit: (code: number) => void): void {
+        if (this.stopping) return exit(1);
+        this.opts.logger.info({ signal }, 'shutting down');
+        const limit = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+        const lastResort = setTimeout(() => {
+            this.opts.logger.error({ timeoutMs: limit }, 'shutdown did not finish in time; exiting');
+            exit(1);
+        }, limit);
+        this.stop().then(
+            () => {
+                clearTimeout(lastResort);
+                exit(0);
+            },
+            (err: Error) => {
+                clearTimeout(lastResort);
+                this.opts.logger.error({ err }, 'shutdown failed');
                 exit(1);
-            }, limit);
-            this.stop().then(
-                () => exit(0),
-                (err: Error) => {
-                    this.opts.logger.error({ err }, 'shutdown failed');
-                    exit(1);
-                },
-            );
-        };
-        process.on('SIGTERM', () => onSignal('SIGTERM'));
-        process.on('SIGINT', () => onSignal('SIGINT'));
+            },
+        );
     }
 }
