@@ -52,11 +52,13 @@ describe('external workloads under hostile input', () => {
                 published += plan.creates.reduce((n, s) => n + s.endpoints.length, 0);
 
                 // The same workloads with bad addresses mixed in, workloads with only bad
-                // addresses, and workloads of another namespace.
+                // addresses, workloads of another namespace, and duplicates.
                 const noisy = workloads(g.valid.map((w, i) => ({ ...w, ips: withNoise(w.ips, g.noiseByWorkload[i] ?? []) })));
                 const bad = g.noisy.map((n, i) => buildWorkload({ ...g.valid[0]!, ...n, name: `${n.name}-n${i}`, labels: { app: 'web' } } as WorkloadShape, NS, `uid-n${i}`));
                 const other = g.elsewhere.map((w, i) => buildWorkload({ ...w, name: `${w.name}-o${i}` }, 'elsewhere', `uid-o${i}`));
-                const all = [...(g.valid.length > 0 ? bad : []), ...other, ...noisy];
+                // A second object of a valid workload's name comes after it: the first one counts.
+                const duplicates = noisy.map((w) => ({ ...w, spec: { ...(w.spec as object), workloadIPs: [{ ip: '198.18.0.1' }] } }));
+                const all = [...(g.valid.length > 0 ? bad : []), ...other, ...noisy, ...duplicates];
                 const noisyPlan = externalWorkloadsPlan(service, all, [], g.max);
                 assert.deepEqual(noisyPlan, plan);
 
