@@ -48,8 +48,9 @@ describe('external workloads controller', () => {
         await eventually('vm-1 published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).join() === '192.0.2.1');
         await createWorkload(cluster, ns, { name: 'vm-2', ips: ['192.0.2.2'] });
         await eventually('vm-2 published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).join() === '192.0.2.1,192.0.2.2');
+        // Readiness is a second write (the status patch after the create), so it may come later.
+        await eventually('both ready', async () => (await slicesOf(cluster, ns, 'web'))[0]!.endpoints!.every((e) => e.conditions?.ready === true));
         const [slice] = await slicesOf(cluster, ns, 'web');
         assert.deepEqual(slice!.ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
-        assert.ok(slice!.endpoints!.every((e) => e.conditions?.ready === true));
     });
 });
