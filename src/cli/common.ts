@@ -10,6 +10,7 @@ import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { formatDuration } from '../servicemirror/gateway-events.js';
 import { parseDurationMs } from '../servicemirror/link.js';
+import { parseProbeAddressOverride, type ProbeAddressOverride } from '../servicemirror/probe.js';
 
 /** --kubeconfig, else in-cluster config, else the default kubeconfig ($KUBECONFIG, ~/.kube/config). */
 export function loadKubeConfig(path?: string): KubeConfig {
@@ -143,4 +144,11 @@ export async function runController(
     manager.handleSignals();
     await manager.start();
     if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);
+}
+
+/** --probe-address-override: "HOST", "HOST:PORT" or "[IPv6]:PORT". */
+export function probeOverrideFlag(text: string): ProbeAddressOverride {
+    const parsed = parseProbeAddressOverride(text);
+    if (!parsed) throw new InvalidArgumentError('expected HOST, HOST:PORT or [IPv6]:PORT');
+    return parsed;
 }

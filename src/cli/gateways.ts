@@ -2,11 +2,11 @@
 // probe, its addresses and how many Services are mirrored through it. A Link with a probe
 // (probeSpec.path) is probed from here, as the service mirror probes it, unless --no-probe;
 // without one, or with --no-probe, the service mirror's last report (its Events) is shown.
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { gatewaysText } from '../ops/format.js';
 import { gatewayLine, probeTarget } from '../ops/gateways-report.js';
-import { parseProbeAddressOverride, probeOnce, type ProbeAddressOverride } from '../servicemirror/probe.js';
-import { durationOption, fail } from './common.js';
+import { probeOnce, type ProbeAddressOverride } from '../servicemirror/probe.js';
+import { durationOption, fail, probeOverrideFlag } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
 import { readLinks } from './read.js';
 
@@ -14,12 +14,6 @@ interface Flags extends OperatorFlags {
     probe: boolean;
     probeAddressOverride?: ProbeAddressOverride;
     probeTimeout: number;
-}
-
-export function probeOverrideFlag(text: string): ProbeAddressOverride {
-    const parsed = parseProbeAddressOverride(text);
-    if (!parsed) throw new InvalidArgumentError('expected HOST, HOST:PORT or [IPv6]:PORT');
-    return parsed;
 }
 
 export function gatewaysCommand(program: Command): void {

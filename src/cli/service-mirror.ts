@@ -4,8 +4,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
-import { parseProbeAddressOverride, type ProbeAddressOverride } from '../servicemirror/probe.js';
-import { controllerOptions, durationOption, fail, intFlag, runController, type ControllerFlags } from './common.js';
+import type { ProbeAddressOverride } from '../servicemirror/probe.js';
+import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
     dnsServers?: string[];
@@ -21,12 +21,6 @@ function dnsServersFlag(text: string): string[] {
     const servers = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
     if (servers.length === 0) throw new InvalidArgumentError('expected HOST:PORT[,HOST:PORT...]');
     return servers;
-}
-
-function probeOverrideFlag(text: string): ProbeAddressOverride {
-    const parsed = parseProbeAddressOverride(text);
-    if (!parsed) throw new InvalidArgumentError('expected HOST, HOST:PORT or [IPv6]:PORT');
-    return parsed;
 }
 
 const HELP = `

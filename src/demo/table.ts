@@ -1,12 +1,9 @@
 // Plain-text tables for the demo's output.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { table } from '../ops/format.js';
 import type { GatewayResolutionStatus } from '../servicemirror/link.js';
 
-export function table(headers: string[], rows: string[][]): string {
-    const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-    return [line(headers), ...rows.map(line)].join('\n');
-}
+export { table };
 
 export function slicesTable(slices: V1EndpointSlice[]): string {
     const rows = slices.flatMap((s) => {
