@@ -1,23 +1,5 @@
 #!/usr/bin/env node
-// mesh-endpoints: one binary, one subcommand per controller, `link`, and the operator
-// commands (status, check, gateways, unlink).
-import { Command } from 'commander';
-import { checkCommand } from './check.js';
-import { externalWorkloadsCommand } from './external-workloads.js';
-import { gatewaysCommand } from './gateways.js';
-import { linkCommand } from './link.js';
-import { serviceMirrorCommand } from './service-mirror.js';
-import { statusCommand } from './status.js';
-import { unlinkCommand } from './unlink.js';
+// The mesh-endpoints command (its subcommands are in program.ts).
+import { buildProgram } from './program.js';
 
-const program = new Command('mesh-endpoints')
-    .description('EndpointSlices for ExternalWorkloads and mirrored multicluster Services')
-    .showHelpAfterError();
-externalWorkloadsCommand(program);
-serviceMirrorCommand(program);
-linkCommand(program);
-unlinkCommand(program);
-statusCommand(program);
-checkCommand(program);
-gatewaysCommand(program);
-await program.parseAsync(process.argv);
+await buildProgram().parseAsync(process.argv);
