@@ -6,7 +6,7 @@ NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 UNIT_TESTS = $(shell find src -name '*.test.ts' | sort)
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane helm build typecheck test unit integration demo bench clean
+.PHONY: all deps control-plane helm build typecheck test unit integration demo bench docs clean
 
 all: build
 
@@ -50,6 +50,10 @@ demo: deps control-plane
 
 bench: deps control-plane
 	npx tsx bench/run.ts
+
+# The generated parts of docs/ (a unit test fails when they are out of date).
+docs: deps
+	npx tsx hack/docs.ts
 
 clean:
 	rm -rf dist
