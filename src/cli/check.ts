@@ -6,7 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { LEASE_NAME as EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';
-import { collectionPath, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
+import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
 import {
     accessCheck,
     accessNeeds,
@@ -114,9 +114,9 @@ async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: Acce
 }
 
 /**
- * Lists one Service of the remote cluster as the service mirror would: with the kubeconfig in
- * the Link's credentials Secret (the rights `link` grants there are list/watch Services and
- * EndpointSlices).
+ * Lists one Service and one EndpointSlice of the remote cluster, what the service mirror
+ * watches there, with the kubeconfig in the Link's credentials Secret: credentials made by
+ * Linkerd's own `link` may lack the EndpointSlices.
  */
 async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number): Promise<RemoteProbe> {
     const secretName = (link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret ?? '';
@@ -135,8 +135,8 @@ async function probeRemote(rest: KubeRest, namespace: string, link: unknown, tim
         return { ok: false, error: `the kubeconfig in Secret ${namespace}/${secretName} is unusable: ${(err as Error).message}` };
     }
     try {
-        await remote.request('GET', collectionPath(Services), { query: { limit: 1 }, timeoutMs });
-        return { ok: true, detail: `${remote.server.origin} lists Services` };
+        for (const resource of [Services, EndpointSlices]) await remote.request('GET', collectionPath(resource), { query: { limit: 1 }, timeoutMs });
+        return { ok: true, detail: `${remote.server.origin} lists Services and EndpointSlices` };
     } catch (err) {
         return { ok: false, error: `${remote.server.origin}: ${(err as Error).message}` };
     } finally {
