@@ -5,7 +5,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EventRecorder } from '../kube/events.js';
 import { defaultIdentity } from '../kube/leaderelection.js';
 import { logFn, newLogger } from '../kube/log.js';
-import { Manager, METRICS_PREFIX, type ControllerDeps, type Runnable } from '../kube/manager.js';
+import { Manager, METRICS_PREFIX, type ControllerDeps, type ReplicaService, type Runnable } from '../kube/manager.js';
 import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { formatDuration } from '../servicemirror/gateway-events.js';
@@ -108,6 +108,8 @@ export async function runController(
     leaseName: string,
     component: string,
     build: (deps: ControllerDeps) => Runnable,
+    /** What runs on every replica besides the controller (a webhook). */
+    services: (deps: ControllerDeps) => ReplicaService[] = () => [],
 ): Promise<void> {
     const logger = newLogger(flags.logLevel);
     // A request never outlives a lease term: its deadline is below the renew deadline.
@@ -138,9 +140,9 @@ export async function runController(
         isLeader: manager.isLeader,
         registry: manager.registry,
     });
-    manager.add(
-        build({ rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader, resyncMs: flags.resyncPeriod }),
-    );
+    const deps: ControllerDeps = { rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader, resyncMs: flags.resyncPeriod };
+    manager.add(build(deps));
+    for (const service of services(deps)) manager.addService(service);
     manager.handleSignals();
     await manager.start();
     if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);

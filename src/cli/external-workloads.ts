@@ -1,7 +1,11 @@
 // `mesh-endpoints external-workloads`: the external-workloads controller in one process,
-// one Lease among its replicas.
+// one Lease among its replicas, and (with --webhook-addr) the ExternalWorkload conversion
+// webhook on every replica.
 import type { Command } from 'commander';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
+import type { ControllerDeps } from '../kube/manager.js';
+import type { CertificateSource } from '../webhook/certificates.js';
+import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
 import { controllerOptions, durationOption, fail, intFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
@@ -10,7 +14,16 @@ interface Flags extends ControllerFlags {
     managedBy: string;
     batchPeriod: number;
     leaseName: string;
+    webhookAddr?: string;
+    webhookCertSecret?: string;
+    webhookCertDir?: string;
+    webhookSelfSignedSecret: string;
+    webhookHosts?: string;
+    webhookPatchCrd: boolean;
+    webhookCheckInterval: number;
 }
+
+export const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
 
 export function externalWorkloadsCommand(program: Command): void {
     const command = program
@@ -22,15 +35,47 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--managed-by <value>', 'endpointslice.kubernetes.io/managed-by value of our slices', DEFAULT_MANAGED_BY)
         .addOption(durationOption('--batch-period <duration>', 'workload changes to a Service within this window of its last sync share one sync (a lone change syncs at once)', 500))
         .option('--lease-name <name>', 'Lease used for leader election', LEASE_NAME)
+        .option('--webhook-addr <host:port>', 'serve the ExternalWorkload conversion webhook (HTTPS, POST /convert) here, on every replica (default: off)')
+        .option('--webhook-cert-secret <name>', 'serve the certificate of this Secret of --namespace (tls.crt, tls.key, ca.crt; e.g. cert-manager’s) instead of a self-signed one')
+        .option('--webhook-cert-dir <dir>', 'serve tls.crt and tls.key (and ca.crt) from this folder instead of a self-signed certificate')
+        .option('--webhook-self-signed-secret <name>', 'Secret of --namespace where the self-signed CA and certificate are kept', DEFAULT_WEBHOOK_SECRET)
+        .option('--webhook-hosts <names>', 'comma-separated DNS names and IPs of the self-signed certificate (default: mesh-endpoints-webhook.NAMESPACE.svc)')
+        .option('--no-webhook-patch-crd', 'leave the CRD’s conversion caBundle alone (default: keep it in sync with the CA)')
+        .addOption(durationOption('--webhook-check-interval <duration>', 're-read the certificate and the CRD’s caBundle this often', 60_000))
         .action((flags: Flags) =>
-            runController(flags, flags.leaseName, 'mesh-endpoints-external-workloads', (deps) =>
-                new ExternalWorkloadsController({
-                    ...deps,
-                    namespace: flags.watchNamespace,
-                    managedBy: flags.managedBy,
-                    maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
-                    batchPeriodMs: flags.batchPeriod,
-                }),
+            runController(
+                flags,
+                flags.leaseName,
+                'mesh-endpoints-external-workloads',
+                (deps) =>
+                    new ExternalWorkloadsController({
+                        ...deps,
+                        namespace: flags.watchNamespace,
+                        managedBy: flags.managedBy,
+                        maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
+                        batchPeriodMs: flags.batchPeriod,
+                    }),
+                (deps) => (flags.webhookAddr ? [conversionWebhook(flags, flags.webhookAddr, deps)] : []),
             ).catch(fail),
         );
+}
+
+function conversionWebhook(flags: Flags, addr: string, deps: ControllerDeps): ConversionWebhook {
+    if (flags.webhookCertSecret && flags.webhookCertDir) throw new Error('--webhook-cert-secret and --webhook-cert-dir exclude each other');
+    const hosts = (flags.webhookHosts ?? `mesh-endpoints-webhook.${flags.namespace}.svc`).split(',').map((h) => h.trim()).filter(Boolean);
+    const source: CertificateSource = flags.webhookCertSecret
+        ? { kind: 'secret', secretName: flags.webhookCertSecret }
+        : flags.webhookCertDir
+          ? { kind: 'files', dir: flags.webhookCertDir }
+          : { kind: 'self-signed', secretName: flags.webhookSelfSignedSecret, hosts };
+    return new ConversionWebhook({
+        rest: deps.rest,
+        logger: deps.logger,
+        registry: deps.registry,
+        namespace: flags.namespace,
+        addr,
+        source,
+        crdName: flags.webhookPatchCrd ? WORKLOAD_CRD_NAME : undefined,
+        checkIntervalMs: flags.webhookCheckInterval,
+    });
 }

@@ -25,6 +25,16 @@ export interface Runnable {
     stopLeading(): Promise<void>;
 }
 
+/** Runs on every replica, leader or not (a webhook the apiserver may call on any of them). */
+export interface ReplicaService {
+    name: string;
+    /** Resolves once it serves. */
+    start(): Promise<void>;
+    stop(): Promise<void>;
+    /** Part of /readyz. */
+    ready(): boolean;
+}
+
 /** What the manager hands every controller it runs. */
 export interface ControllerDeps {
     rest: KubeRest;
@@ -65,6 +75,7 @@ export class Manager {
     readonly admin: AdminServer | undefined;
     readonly elector: LeaderElector | undefined;
     private readonly runnables: Runnable[] = [];
+    private readonly services: ReplicaService[] = [];
     private readonly leaderGauge: Gauge;
     private stopping: Promise<void> | undefined;
 
@@ -93,6 +104,10 @@ export class Manager {
         this.runnables.push(runnable);
     }
 
+    addService(service: ReplicaService): void {
+        this.services.push(service);
+    }
+
     /** The guard writers ask right before every write. */
     readonly isLeader = (): boolean => (this.elector ? this.elector.isLeader() : !this.stopping);
 
@@ -100,12 +115,13 @@ export class Manager {
         return this.notReady() === undefined;
     }
 
-    /** Why /readyz fails: the caches not yet synced, and what keeps them (a missing CRD). */
+    /** Why /readyz fails: the caches not yet synced, and what keeps them (a missing CRD); a service not serving. */
     notReady(): string | undefined {
+        const services = this.services.filter((s) => !s.ready()).map((s) => `${s.name} not serving`);
         const waiting = new Set(this.runnables.flatMap((r) => r.informers).filter((i) => !i.hasSynced()));
-        if (waiting.size === 0) return undefined;
+        if (waiting.size === 0) return services.length > 0 ? services.join('; ') : undefined;
         const problems = [...new Set([...waiting].flatMap((i) => i.problem() ?? []))];
-        return problems.length > 0 ? `caches not synced: ${problems.join('; ')}` : 'caches not synced';
+        return [problems.length > 0 ? `caches not synced: ${problems.join('; ')}` : 'caches not synced', ...services].join('; ');
     }
 
     async start(): Promise<void> {
@@ -113,6 +129,7 @@ export class Manager {
             const address = await this.admin.start();
             this.opts.logger.info({ address }, 'admin endpoint listening');
         }
+        await Promise.all(this.services.map((s) => s.start()));
         const informers = new Set(this.runnables.flatMap((r) => r.informers));
         for (const informer of informers) informer.start();
         await Promise.all([...informers].map((i) => i.synced));
@@ -150,6 +167,7 @@ export class Manager {
             await this.elector?.stop();
             const informers = new Set(this.runnables.flatMap((r) => r.informers));
             await Promise.all([...informers].map((i) => i.stop()));
+            await Promise.all(this.services.map((s) => s.stop()));
             await this.admin?.stop();
             this.opts.rest.close();
             this.opts.leaderElection?.rest?.close();

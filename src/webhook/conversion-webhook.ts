@@ -1,0 +1,60 @@
+// The ExternalWorkload conversion webhook as one piece the manager runs on every replica:
+// its certificate source and its HTTPS server. /readyz waits for it to serve with a valid
+// certificate.
+import type { Registry } from 'prom-client';
+import { convertWorkload } from '../externalworkloads/conversion.js';
+import type { Logger } from '../kube/log.js';
+import type { ReplicaService } from '../kube/manager.js';
+import type { KubeRest } from '../kube/rest.js';
+import { WebhookCertificates, type CertificateSource } from './certificates.js';
+import { WebhookServer } from './server.js';
+
+export const WORKLOAD_CRD_NAME = 'externalworkloads.workload.linkerd.io';
+
+export interface ConversionWebhookOptions {
+    rest: KubeRest;
+    logger: Logger;
+    registry: Registry;
+    /** The controller's namespace (where a Secret source lives). */
+    namespace: string;
+    /** HOST:PORT to serve HTTPS on. */
+    addr: string;
+    source: CertificateSource;
+    /** Keep this CRD's caBundle in sync; undefined leaves the CRD alone. */
+    crdName?: string;
+    checkIntervalMs?: number;
+}
+
+export class ConversionWebhook implements ReplicaService {
+    readonly name = 'conversion-webhook';
+    readonly server: WebhookServer;
+    readonly certificates: WebhookCertificates;
+
+    constructor(opts: ConversionWebhookOptions) {
+        const logger = opts.logger.child({ component: this.name });
+        this.server = new WebhookServer({ addr: opts.addr, registry: opts.registry, logger, convert: convertWorkload });
+        this.certificates = new WebhookCertificates({
+            rest: opts.rest,
+            namespace: opts.namespace,
+            source: opts.source,
+            crdName: opts.crdName,
+            checkIntervalMs: opts.checkIntervalMs ?? 60_000,
+            logger,
+            onCertificate: (serving) => this.server.setCertificate(serving),
+        });
+    }
+
+    async start(): Promise<void> {
+        await this.certificates.start();
+        await this.server.start();
+    }
+
+    ready(): boolean {
+        return this.server.serving() && this.certificates.valid();
+    }
+
+    async stop(): Promise<void> {
+        await this.certificates.stop();
+        await this.server.stop();
+    }
+}
