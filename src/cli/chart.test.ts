@@ -11,8 +11,11 @@ import { externalWorkloadsCommand } from './external-workloads.js';
 import { serviceMirrorCommand } from './service-mirror.js';
 
 const chartDir = 'charts/mesh-endpoints';
-/** Flags the chart leaves out on purpose: the pod's own credentials, and --identity, which defaults to $POD_NAME. */
-const notFromValues = new Set(['--kubeconfig', '--identity']);
+/**
+ * Flags the chart leaves out on purpose: the pod's own credentials, --identity, which defaults
+ * to $POD_NAME, and --webhook-cert-dir (files need a volume; the chart takes a Secret instead).
+ */
+const notFromValues = new Set(['--kubeconfig', '--identity', '--webhook-cert-dir']);
 
 function templatesText(dir = join(chartDir, 'templates')): string {
     return readdirSync(dir, { withFileTypes: true })

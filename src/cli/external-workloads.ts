@@ -1,11 +1,12 @@
 // `mesh-endpoints external-workloads`: the external-workloads controller in one process,
 // one Lease among its replicas, and (with --webhook-addr) the ExternalWorkload conversion
 // webhook on every replica.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
 import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
+import { parseWebhookService, type WebhookService } from '../webhook/crd-conversion.js';
 import { controllerOptions, durationOption, fail, intFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
@@ -19,7 +20,8 @@ interface Flags extends ControllerFlags {
     webhookCertDir?: string;
     webhookSelfSignedSecret: string;
     webhookHosts?: string;
-    webhookPatchCrd: boolean;
+    webhookManageCrd: boolean;
+    webhookService?: WebhookService;
     webhookCheckInterval: number;
 }
 
@@ -40,7 +42,8 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--webhook-cert-dir <dir>', 'serve tls.crt and tls.key (and ca.crt) from this folder instead of a self-signed certificate')
         .option('--webhook-self-signed-secret <name>', 'Secret of --namespace where the self-signed CA and certificate are kept', DEFAULT_WEBHOOK_SECRET)
         .option('--webhook-hosts <names>', 'comma-separated DNS names and IPs of the self-signed certificate (default: mesh-endpoints-webhook.NAMESPACE.svc)')
-        .option('--no-webhook-patch-crd', 'leave the CRD’s conversion caBundle alone (default: keep it in sync with the CA)')
+        .option('--webhook-manage-crd <bool>', 'keep the CRD’s conversion caBundle in sync with the CA (false: leave the CRD alone, e.g. for cert-manager’s CA injector)', boolFlag, true)
+        .option('--webhook-service <ns/name[:port]>', 'also point the CRD’s conversion at this Service (path /convert, port 443 by default) once serving', serviceFlag)
         .addOption(durationOption('--webhook-check-interval <duration>', 're-read the certificate and the CRD’s caBundle this often', 60_000))
         .action((flags: Flags) =>
             runController(
@@ -60,7 +63,19 @@ export function externalWorkloadsCommand(program: Command): void {
         );
 }
 
+function boolFlag(text: string): boolean {
+    if (text === 'true' || text === 'false') return text === 'true';
+    throw new InvalidArgumentError('must be true or false');
+}
+
+function serviceFlag(text: string): WebhookService {
+    const service = parseWebhookService(text);
+    if (!service) throw new InvalidArgumentError('must be NAMESPACE/NAME or NAMESPACE/NAME:PORT');
+    return service;
+}
+
 function conversionWebhook(flags: Flags, addr: string, deps: ControllerDeps): ConversionWebhook {
+    if (flags.webhookService && !flags.webhookManageCrd) throw new Error('--webhook-service needs --webhook-manage-crd=true');
     if (flags.webhookCertSecret && flags.webhookCertDir) throw new Error('--webhook-cert-secret and --webhook-cert-dir exclude each other');
     const hosts = (flags.webhookHosts ?? `mesh-endpoints-webhook.${flags.namespace}.svc`).split(',').map((h) => h.trim()).filter(Boolean);
     const source: CertificateSource = flags.webhookCertSecret
@@ -75,7 +90,8 @@ function conversionWebhook(flags: Flags, addr: string, deps: ControllerDeps): Co
         namespace: flags.namespace,
         addr,
         source,
-        crdName: flags.webhookPatchCrd ? WORKLOAD_CRD_NAME : undefined,
+        crdName: flags.webhookManageCrd ? WORKLOAD_CRD_NAME : undefined,
+        service: flags.webhookService,
         checkIntervalMs: flags.webhookCheckInterval,
     });
 }

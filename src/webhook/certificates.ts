@@ -16,6 +16,7 @@ import type { Logger } from '../kube/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 import { collectionPath, objectPath, Secrets } from '../kube/resources.js';
 import { certFacts, type KeyPair, type ServingBundle } from './certs.js';
+import { conversionPatch, type CrdConversion, type WebhookService } from './crd-conversion.js';
 import { decideRenewal, DEFAULT_RENEWAL, issue, type RenewalPolicy } from './renewal.js';
 
 export type CertificateSource =
@@ -30,6 +31,8 @@ export interface WebhookCertificatesOptions {
     source: CertificateSource;
     /** The CRD whose caBundle is kept in sync; undefined leaves every CRD alone. */
     crdName?: string;
+    /** Point the CRD's conversion at this Service too (see crd-conversion.ts). */
+    service?: WebhookService;
     /** How often the source and the CRD are checked again (a renewal due sooner comes sooner). */
     checkIntervalMs: number;
     logger: Logger;
@@ -41,10 +44,6 @@ interface SecretObject {
     metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
     type?: string;
     data?: Record<string, string>;
-}
-
-interface CrdObject {
-    spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
 }
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -139,7 +138,7 @@ export class WebhookCertificates {
         if (this.opts.crdName && bundle.caBundle) {
             // Not fatal: the webhook still serves (a CA someone else injects, or a CRD not yet
             // installed); the next check, soon, tries again.
-            await this.syncCaBundle(this.opts.crdName, bundle.caBundle).catch((err: Error) => {
+            await this.syncCrd(this.opts.crdName, bundle.caBundle).catch((err: Error) => {
                 this.log.error({ err, crd: this.opts.crdName }, 'could not write the CA bundle into the CRD');
                 nextInMs = Math.min(nextInMs ?? Infinity, 5000);
             });
@@ -198,18 +197,18 @@ export class WebhookCertificates {
         }
     }
 
-    private async syncCaBundle(crdName: string, caBundle: string): Promise<void> {
+    private async syncCrd(crdName: string, caBundle: string): Promise<void> {
         const path = `${CRD_PATH}/${crdName}`;
-        const crd = await this.opts.rest.get<CrdObject>(path);
-        const conversion = crd.spec?.conversion;
-        if (conversion?.strategy !== 'Webhook') {
-            if (!this.crdNoticeLogged) this.log.info({ crd: crdName }, 'the CRD does not convert through a webhook (spec.conversion.strategy); its caBundle is left alone');
-            this.crdNoticeLogged = true;
+        const crd = await this.opts.rest.get<{ spec?: { conversion?: CrdConversion } }>(path);
+        const outcome = conversionPatch(crd.spec?.conversion, b64(caBundle), this.opts.service);
+        if ('skip' in outcome) {
+            if (outcome.skip === 'not-webhook' && !this.crdNoticeLogged) {
+                this.log.info({ crd: crdName }, 'the CRD does not convert through a webhook (spec.conversion.strategy); its caBundle is left alone');
+            }
+            this.crdNoticeLogged = outcome.skip === 'not-webhook';
             return;
         }
-        this.crdNoticeLogged = false;
-        if (conversion.webhook?.clientConfig?.caBundle === b64(caBundle)) return;
-        await this.opts.rest.mergePatch(path, { spec: { conversion: { webhook: { clientConfig: { caBundle: b64(caBundle) } } } } });
-        this.log.info({ crd: crdName }, 'wrote the webhook CA bundle into the CRD');
+        await this.opts.rest.mergePatch(path, outcome.patch);
+        this.log.info({ crd: crdName, service: this.opts.service }, 'wrote the webhook CA bundle into the CRD');
     }
 }

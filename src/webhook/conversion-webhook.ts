@@ -7,6 +7,7 @@ import type { Logger } from '../kube/log.js';
 import type { ReplicaService } from '../kube/manager.js';
 import type { KubeRest } from '../kube/rest.js';
 import { WebhookCertificates, type CertificateSource } from './certificates.js';
+import type { WebhookService } from './crd-conversion.js';
 import { WebhookServer } from './server.js';
 
 export const WORKLOAD_CRD_NAME = 'externalworkloads.workload.linkerd.io';
@@ -22,6 +23,8 @@ export interface ConversionWebhookOptions {
     source: CertificateSource;
     /** Keep this CRD's caBundle in sync; undefined leaves the CRD alone. */
     crdName?: string;
+    /** Point the CRD's conversion at this Service (with crdName). */
+    service?: WebhookService;
     checkIntervalMs?: number;
 }
 
@@ -38,6 +41,7 @@ export class ConversionWebhook implements ReplicaService {
             namespace: opts.namespace,
             source: opts.source,
             crdName: opts.crdName,
+            service: opts.service,
             checkIntervalMs: opts.checkIntervalMs ?? 60_000,
             logger,
             onCertificate: (serving) => this.server.setCertificate(serving),

@@ -18,6 +18,7 @@ describe('helm lint', () => {
         ['the default values', []],
         ['monitoring on', ['--set', 'metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true']],
         ['one controller only', ['--set', 'serviceMirror.enabled=false']],
+        ['the conversion webhook on', ['--set', 'externalWorkloads.conversionWebhook.enabled=true']],
     ] as const) {
         it(`passes --strict with ${what}`, async () => {
             const out = await runHelm(['lint', '--strict', chartDir, '--namespace', namespace, ...set]);
@@ -79,6 +80,38 @@ describe('helm template', () => {
         }
         const mirrorRole = objects.find((o) => o.kind === 'Role' && componentOf(o) === 'service-mirror')!;
         assert.equal(mirrorRole.metadata.namespace, 'linkerd-multicluster');
+    });
+
+    it('turns the conversion webhook on: its port, a Service for it, the flags, and the rights it needs only then', async () => {
+        const byDefault = await renderChart({ namespace });
+        assert.equal(byDefault.filter((o) => o.kind === 'Service' && o.metadata.name.endsWith('-webhook')).length, 0);
+        const objects = await renderChart({ namespace, values: { externalWorkloads: { conversionWebhook: { enabled: true } } } });
+        const ew = deployments(objects).find((d) => componentOf(d as unknown as ManifestObject) === 'external-workloads')!;
+        const container = ew.spec!.template.spec!.containers[0]!;
+        assert.deepEqual(container.ports?.map((p) => [p.name, p.containerPort]), [['admin', 9990], ['webhook', 9443]]);
+        for (const a of [
+            '--webhook-addr=0.0.0.0:9443',
+            '--webhook-hosts=mesh-endpoints-external-workloads-webhook.mesh-endpoints.svc,mesh-endpoints-external-workloads-webhook.mesh-endpoints.svc.cluster.local',
+            '--webhook-self-signed-secret=mesh-endpoints-external-workloads-webhook-cert',
+            '--webhook-manage-crd=true',
+            '--webhook-service=mesh-endpoints/mesh-endpoints-external-workloads-webhook:443',
+        ]) {
+            assert.ok(container.args!.includes(a), a);
+        }
+        const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'mesh-endpoints-external-workloads-webhook') as ManifestObject & { spec: { ports: { port: number; targetPort: string }[] } };
+        assert.deepEqual(service.spec.ports.map((p) => [p.port, p.targetPort]), [[443, 'webhook']]);
+        type Rules = ManifestObject & { rules: { resources: string[]; verbs: string[]; resourceNames?: string[] }[] };
+        const rules = (kind: string) => (objects.find((o) => o.kind === kind && componentOf(o) === 'external-workloads') as Rules).rules;
+        assert.deepEqual(rules('Role').find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create', 'update']);
+        assert.deepEqual(rules('ClusterRole').find((r) => r.resources.includes('customresourcedefinitions'))?.resourceNames, ['externalworkloads.workload.linkerd.io']);
+
+        const certManager = await renderChart({ namespace, values: { externalWorkloads: { conversionWebhook: { enabled: true, certSecret: 'webhook-tls', manageCRD: false } } } });
+        const args = deployments(certManager).find((d) => componentOf(d as unknown as ManifestObject) === 'external-workloads')!.spec!.template.spec!.containers[0]!.args!;
+        assert.ok(args.includes('--webhook-cert-secret=webhook-tls'));
+        assert.ok(!args.some((a) => a.startsWith('--webhook-service=') || a.startsWith('--webhook-self-signed-secret=')));
+        const cmRules = (kind: string) => (certManager.find((o) => o.kind === kind && componentOf(o) === 'external-workloads') as Rules).rules;
+        assert.deepEqual(cmRules('Role').find((r) => r.resources.includes('secrets'))?.verbs, ['get']);
+        assert.equal(cmRules('ClusterRole').find((r) => r.resources.includes('customresourcedefinitions')), undefined);
     });
 
     it('renders the ServiceMonitor and the alerts when asked', async () => {

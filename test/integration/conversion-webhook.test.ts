@@ -248,4 +248,34 @@ describe('the ExternalWorkload conversion webhook', () => {
         }
         assert.equal(webhook.ready(), false);
     });
+
+    it('with --webhook-service, writes the whole conversion stanza (as the chart uses it) and the apiserver takes it', async () => {
+        const webhook = new ConversionWebhook({
+            rest: cluster.admin,
+            logger: newLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+            registry: new Registry(),
+            namespace: controllerNs,
+            addr: '127.0.0.1:0',
+            source: { kind: 'self-signed', secretName: 'in-cluster', hosts: ['mesh-endpoints-webhook.system.svc'] },
+            crdName: WORKLOAD_CRD_NAME,
+            service: { namespace: controllerNs, name: 'mesh-endpoints-webhook', port: 443 },
+            checkIntervalMs: 1000,
+        });
+        try {
+            await webhook.start();
+            const crd = await cluster.admin.get<{ spec: { conversion: unknown } }>(CRD);
+            assert.deepEqual(crd.spec.conversion, {
+                strategy: 'Webhook',
+                webhook: {
+                    conversionReviewVersions: ['v1'],
+                    clientConfig: {
+                        service: { namespace: controllerNs, name: 'mesh-endpoints-webhook', path: '/convert', port: 443 },
+                        caBundle: Buffer.from((await secretData('in-cluster'))['ca.crt']!).toString('base64'),
+                    },
+                },
+            });
+        } finally {
+            await webhook.stop();
+        }
+    });
 });

@@ -156,6 +156,9 @@ spec:
             - name: admin
               containerPort: {{ $v.adminPort }}
               protocol: TCP
+            {{- with .ports }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
           livenessProbe:
             httpGet: { path: /healthz, port: admin }
             periodSeconds: 10
