@@ -12,6 +12,8 @@ import { Manager, METRICS_PREFIX } from '../kube/manager.js';
 import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { ServiceMirrorMetrics } from '../servicemirror/metrics.js';
+import { convertWorkload } from '../externalworkloads/conversion.js';
+import { WebhookServer } from '../webhook/server.js';
 import { flagsMarkdown, withFlags } from './flags-doc.js';
 import { buildProgram } from './program.js';
 
@@ -44,6 +46,7 @@ describe('docs', () => {
         new EventRecorder(rest, 'test', () => {}, 0, { registry });
         new ExternalWorkloadsMetrics(registry);
         new ServiceMirrorMetrics(registry);
+        new WebhookServer({ addr: '127.0.0.1:0', registry, logger: newLogger('silent'), convert: convertWorkload });
         collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
         const documented = readFileSync('docs/metrics.md', 'utf8');
         const names = (await registry.getMetricsAsJSON()).map((m) => m.name);

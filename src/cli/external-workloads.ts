@@ -1,7 +1,7 @@
 // `mesh-endpoints external-workloads`: the external-workloads controller in one process,
 // one Lease among its replicas, and (with --webhook-addr) the ExternalWorkload conversion
 // webhook on every replica.
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
 import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
@@ -42,7 +42,11 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--webhook-cert-dir <dir>', 'serve tls.crt and tls.key (and ca.crt) from this folder instead of a self-signed certificate')
         .option('--webhook-self-signed-secret <name>', 'Secret of --namespace where the self-signed CA and certificate are kept', DEFAULT_WEBHOOK_SECRET)
         .option('--webhook-hosts <names>', 'comma-separated DNS names and IPs of the self-signed certificate (default: mesh-endpoints-webhook.NAMESPACE.svc)')
-        .option('--webhook-manage-crd <bool>', 'keep the CRD’s conversion caBundle in sync with the CA (false: leave the CRD alone, e.g. for cert-manager’s CA injector)', boolFlag, true)
+        .addOption(
+            new Option('--webhook-manage-crd <bool>', 'keep the CRD’s conversion caBundle in sync with the CA (false: leave the CRD alone, e.g. for cert-manager’s CA injector)')
+                .argParser(boolFlag)
+                .default(true, 'true'),
+        )
         .option('--webhook-service <ns/name[:port]>', 'also point the CRD’s conversion at this Service (path /convert, port 443 by default) once serving', serviceFlag)
         .addOption(durationOption('--webhook-check-interval <duration>', 're-read the certificate and the CRD’s caBundle this often', 60_000))
         .action((flags: Flags) =>
