@@ -6,7 +6,7 @@ import { addressesOf, type DnsPolicy, type NameState } from './name-state.js';
 import { GatewayResolver } from './resolver.js';
 
 // Tiny TTL bounds so refreshes happen within a test's lifetime.
-const policy: DnsPolicy = { minTtlMs: 50, maxTtlMs: 200, staleWindowMs: 300, retryInitialMs: 20, retryMaxMs: 100 };
+const basePolicy: DnsPolicy = { minTtlMs: 50, maxTtlMs: 200, staleWindowMs: 300, retryInitialMs: 20, retryMaxMs: 100 };
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 3000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -30,7 +30,12 @@ describe('watching gateway names over real DNS (UDP on 127.0.0.1)', () => {
         resolver.cancel();
         await server.close();
     });
-    afterEach(() => watcher?.stop());
+    afterEach(() => {
+        watcher?.stop();
+        policy = basePolicy;
+    });
+
+    let policy = basePolicy;
 
     function watch(...names: string[]): GatewayWatcher {
         changes = [];
@@ -90,6 +95,8 @@ describe('watching gateway names over real DNS (UDP on 127.0.0.1)', () => {
     });
 
     it('keeps the addresses of a name whose server stops answering (timeout), retrying with backoff', async () => {
+        // The window counts from when the last answer expired, so it must outlast a timed-out query.
+        policy = { ...basePolicy, staleWindowMs: 5000 };
         server.setRecords('silent.example.test', { A: [{ address: '192.0.2.7', ttl: 0 }] });
         watch('silent.example.test');
         await waitFor('the first answer', () => changes.length === 1);

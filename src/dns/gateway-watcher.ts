@@ -38,6 +38,8 @@ export interface GatewayWatcherOptions {
      * the kind of its error (code), or the set of answers dropped as unusable.
      */
     onChange: (name: string, state: NameState) => void;
+    /** Called after every resolution, changed or not (the owner may want to record its time). */
+    onResolved?: (name: string, state: NameState) => void;
     policy?: DnsPolicy;
     clock?: Clock;
     metrics?: GatewayDnsObserver;
@@ -66,8 +68,12 @@ export class GatewayWatcher {
         this.metrics = options.metrics ?? noGatewayDnsMetrics;
     }
 
-    /** Watches exactly these names: new ones are resolved now, missing ones are dropped. */
-    setNames(names: Iterable<string>): void {
+    /**
+     * Watches exactly these names: missing ones are dropped; a new one starts from its seed
+     * (what this process or another knew of it before; reported as already told) and is
+     * resolved when the seed says, or now without one.
+     */
+    setNames(names: Iterable<string>, seeds: ReadonlyMap<string, NameState> = new Map()): void {
         if (this.stopped) return;
         const wanted = new Set([...names].map(normalizeName));
         for (const [name, entry] of this.watched) {
@@ -78,9 +84,26 @@ export class GatewayWatcher {
         }
         for (const name of wanted) {
             if (this.watched.has(name)) continue;
-            this.watched.set(name, { state: initialNameState(name, this.clock.now()), reported: '' });
-            this.background(name);
+            const now = this.clock.now();
+            const seed = seeds.get(name);
+            if (seed === undefined) {
+                this.watched.set(name, { state: initialNameState(name, now), reported: '' });
+                this.background(name);
+                continue;
+            }
+            const entry: WatchedName = { state: { ...seed, name }, reported: '' };
+            entry.reported = this.view(entry.state, now);
+            this.watched.set(name, entry);
+            this.settle(name, entry, now);
         }
+    }
+
+    /**
+     * Whether every name has something to publish from: an answer or failure of its own, or a
+     * seed. Until then a mirror must not be planned, or it would drop addresses it still has.
+     */
+    get settled(): boolean {
+        return [...this.watched.values()].every((e) => e.state.resolvedAt !== undefined || e.state.failures > 0);
     }
 
     /** Resolves the name now; a resolution already under way is shared, not repeated. */
@@ -133,17 +156,27 @@ export class GatewayWatcher {
         this.metrics.resolved(name, resultOf(transition));
         for (const answer of entry.state.dropped) this.metrics.dropped(name, answer);
         this.settle(name, entry, now);
+        try {
+            this.options.onResolved?.(name, entry.state);
+        } catch (error) {
+            this.reportError(name, error);
+        }
+    }
+
+    /** What onChange reports: a change of any part of it is news. */
+    private view(state: NameState, now: number): string {
+        return JSON.stringify({
+            addresses: addressesOf(state, now, this.policy),
+            error: state.lastError?.code,
+            dropped: state.dropped.map((d) => d.address),
+            note: state.note,
+        });
     }
 
     /** Reports the name if its view changed, then sleeps until it needs looking at again. */
     private settle(name: string, entry: WatchedName, now: number): void {
-        const addresses = addressesOf(entry.state, now, this.policy);
-        this.metrics.published(name, addresses, entry.state.nextRefreshAt);
-        const view = JSON.stringify({
-            addresses,
-            error: entry.state.lastError?.code,
-            dropped: entry.state.dropped.map((d) => d.address),
-        });
+        this.metrics.published(name, addressesOf(entry.state, now, this.policy), entry.state.nextRefreshAt);
+        const view = this.view(entry.state, now);
         entry.cancelTimer?.();
         const wake = nextWakeAt(entry.state, now, this.policy);
         entry.cancelTimer = this.clock.schedule(() => this.wake(name, entry), Math.max(0, wake - now));

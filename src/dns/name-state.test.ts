@@ -212,3 +212,16 @@ describe('what a name can publish', () => {
         );
     });
 });
+
+describe('a family the server refuses although it never had addresses', () => {
+    it('is a note, not a failure: the name answered, no error, no retry backoff', () => {
+        const now = T0 + 1000;
+        const t = onAnswer(initialNameState(NAME, T0), [rec('192.0.2.1', 60)], [], now, policy, { IPv6: { code: 'REFUSED', message: 'AAAA refused' } });
+        assert.equal(t.outcome, 'answered');
+        assert.equal(t.state.lastError, undefined);
+        assert.equal(t.state.failures, 0);
+        assert.deepEqual(t.state.staleSince, {});
+        assert.match(t.state.note ?? '', /AAAA query: REFUSED.*never had addresses/);
+        assert.equal(t.state.nextRefreshAt, now + Math.min(60_000, policy.maxTtlMs));
+    });
+});

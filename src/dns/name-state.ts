@@ -29,6 +29,17 @@ export const DEFAULT_DNS_POLICY: DnsPolicy = {
     retryMaxMs: 30_000,
 };
 
+/**
+ * How old the time of a name's last good answer may grow in the cluster's record (the Link
+ * status) before it is written again, although nothing else changed. A process that starts
+ * while DNS fails counts the stale window from that record, so it errs early by at most this
+ * much, never late; a quarter of the window costs one small status write per Link per 75 s
+ * with the defaults, and nothing when the window is long.
+ */
+export function recordIntervalMs(policy: DnsPolicy): number {
+    return policy.staleWindowMs / 4;
+}
+
 export type ResolutionErrorCode =
     | 'NXDOMAIN'
     | 'NODATA'
@@ -94,6 +105,11 @@ export interface NameState {
     readonly staleSince: Partial<Record<AddressType, number>>;
     /** Answers of the last resolution that were left out, with the reason. */
     readonly dropped: readonly DroppedAddress[];
+    /**
+     * A family that has never had addresses and failed while the other answered (a server
+     * that REFUSEs AAAA, common in the wild): worth a note, not a failing gateway.
+     */
+    readonly note: string | undefined;
 }
 
 export interface Transition {
@@ -121,6 +137,7 @@ export function initialNameState(name: string, now: number): NameState {
         lastErrorAt: undefined,
         staleSince: {},
         dropped: [],
+        note: undefined,
     };
 }
 
@@ -156,17 +173,25 @@ export function onAnswer(
 
     const staleSince = { ...state.staleSince };
     const kept: ResolvedAddress[] = [];
+    const failing: FamilyErrors = {};
+    const notes: string[] = [];
     for (const family of FAMILIES) {
-        if (familyErrors[family] === undefined) {
+        const error = familyErrors[family];
+        const previous = state.addresses.filter((a) => a.family === family);
+        if (error === undefined) {
             delete staleSince[family];
+        } else if (previous.length === 0) {
+            delete staleSince[family];
+            notes.push(`${family === 'IPv4' ? 'A' : 'AAAA'} query: ${error.code} (${error.message}); this family never had addresses`);
         } else {
-            staleSince[family] ??= now;
-            kept.push(...state.addresses.filter((a) => a.family === family));
+            staleSince[family] ??= staleStart(state, now, policy);
+            failing[family] = error;
+            kept.push(...previous);
         }
     }
     const ttlSeconds = Math.min(...[...answers4, ...answers6].map((r) => r.ttl));
-    const ttlDelay = clamp(ttlSeconds * 1000, policy.minTtlMs, policy.maxTtlMs);
-    const partial = familyErrors.IPv4 ?? familyErrors.IPv6;
+    const ttlDelay = clampTtl(ttlSeconds, policy);
+    const partial = failing.IPv4 ?? failing.IPv6;
     const failures = partial === undefined ? 0 : state.failures + 1;
     const next: NameState = {
         ...state,
@@ -179,6 +204,7 @@ export function onAnswer(
         lastErrorAt: partial === undefined ? undefined : now,
         staleSince,
         dropped,
+        note: notes.length > 0 ? notes.join('; ') : undefined,
     };
     const outcome = partial === undefined ? 'answered' : 'partly-answered';
     return { state: next, changed: viewChanged(state, next, now, policy), outcome };
@@ -193,7 +219,7 @@ export function onFailure(
     dropped: readonly DroppedAddress[] = [],
 ): Transition {
     const staleSince = { ...state.staleSince };
-    for (const family of FAMILIES) staleSince[family] ??= now;
+    for (const family of FAMILIES) staleSince[family] ??= staleStart(state, now, policy);
     const failures = state.failures + 1;
     const next: NameState = {
         ...state,
@@ -230,6 +256,21 @@ export function nextWakeAt(state: NameState, now: number, policy: DnsPolicy): nu
 export function retryDelay(failures: number, policy: DnsPolicy): number {
     const exponent = Math.min(Math.max(failures - 1, 0), 30);
     return Math.min(policy.retryInitialMs * 2 ** exponent, policy.retryMaxMs, policy.maxTtlMs);
+}
+
+/**
+ * When a failing family's addresses became stale: when the last good answer expired (its TTL,
+ * clamped, after it was received), or now if that is earlier. Inside one process the two agree
+ * to within a query's duration; for a state seeded from the cluster after a restart, the window
+ * counts from the last good answer anyone recorded, not from the restart.
+ */
+function staleStart(state: NameState, now: number, policy: DnsPolicy): number {
+    if (state.resolvedAt === undefined) return now;
+    return Math.min(now, state.resolvedAt + clampTtl(state.ttlSeconds ?? 0, policy));
+}
+
+function clampTtl(ttlSeconds: number, policy: DnsPolicy): number {
+    return clamp(ttlSeconds * 1000, policy.minTtlMs, policy.maxTtlMs);
 }
 
 function familyReady(state: NameState, family: AddressType, now: number, policy: DnsPolicy): boolean {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseGatewayAddress } from './gateway-address.js';
-import { DEFAULT_DNS_POLICY as policy, initialNameState, onAnswer, onFailure, type NameState } from './name-state.js';
-import { gatewayResolutionStatus, nameStatus } from './resolution-status.js';
+import { addressesOf, DEFAULT_DNS_POLICY as policy, initialNameState, onAnswer, onFailure, type NameState } from './name-state.js';
+import { gatewayResolutionStatus, nameStatus, seedNameState } from './resolution-status.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const SERVFAIL = { code: 'SERVFAIL', message: 'A a.example.test: SERVFAIL (ESERVFAIL)' } as const;
@@ -53,5 +53,44 @@ describe('gateway resolution in the Link status', () => {
             ],
         );
         assert.equal(status[1]?.ttlSeconds, undefined);
+    });
+});
+
+describe('seeding a name from the Link status after a restart', () => {
+    const at = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+    it('starts from the recorded addresses, ready, due for resolution now', () => {
+        const status = nameStatus(answered('a.example.test', ['192.0.2.2', '192.0.2.1']), T0, policy);
+        const now = T0 + 20_000;
+        const seed = seedNameState(status, now)!;
+        assert.deepEqual(addressesOf(seed, now, policy).map((a) => `${a.address} ${a.ready}`), ['192.0.2.1 true', '192.0.2.2 true']);
+        assert.equal(seed.resolvedAt, T0);
+        assert.equal(seed.nextRefreshAt, now);
+        assert.deepEqual(nameStatus(seed, now, policy).addresses, status.addresses);
+    });
+
+    it('counts the stale window of a restart during an outage from when the last good answer expired', () => {
+        const status = nameStatus(answered('a.example.test', ['192.0.2.1'], 30), T0, policy);
+        const restartedAt = T0 + 200_000;
+        const failed = onFailure(seedNameState(status, restartedAt)!, SERVFAIL, restartedAt, policy).state;
+        assert.equal(failed.staleSince.IPv4, T0 + 30_000);
+        assert.equal(addressesOf(failed, T0 + 30_000 + policy.staleWindowMs, policy)[0]?.ready, true);
+        assert.equal(addressesOf(failed, T0 + 30_001 + policy.staleWindowMs, policy)[0]?.ready, false);
+    });
+
+    it('keeps a recorded failure streak: its staleSince and its error', () => {
+        const failing = onFailure(answered('a.example.test', ['192.0.2.1']), SERVFAIL, T0 + 60_000, policy).state;
+        const status = nameStatus(failing, T0 + 60_000, policy);
+        const seed = seedNameState(status, T0 + 90_000)!;
+        assert.deepEqual(seed.staleSince, { IPv4: T0 + 30_000 });
+        assert.deepEqual(seed.lastError, SERVFAIL);
+        assert.deepEqual(nameStatus(seed, T0 + 90_000, policy).staleSince, status.staleSince);
+    });
+
+    it('seeds nothing from a name that never resolved, and leaves out addresses that cannot be endpoints', () => {
+        assert.equal(seedNameState({ name: 'a.example.test', addresses: [] }, T0), undefined);
+        assert.equal(seedNameState({ name: 'a.example.test', addresses: ['192.0.2.1'] }, T0), undefined, 'no time, no seed');
+        const seed = seedNameState({ name: 'a.example.test', addresses: ['127.0.0.1', 'gw.example.test', '', '192.0.2.1'], resolvedAt: at(T0) }, T0)!;
+        assert.deepEqual(seed.addresses, [{ address: '192.0.2.1', family: 'IPv4' }]);
     });
 });

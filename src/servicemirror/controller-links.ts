@@ -6,10 +6,12 @@
 import type { Informer } from '../kube/informer.js';
 import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
+import type { NameState } from '../dns/name-state.js';
+import { seedNameState } from '../dns/resolution-status.js';
 import type { MirrorSync } from './controller-sync.js';
 import { LinkSetupError, LinkWatch, type LinkWatchDeps, type LinkWatchHooks } from './controller-watch.js';
 import { formatDuration, type LinkEvent } from './gateway-events.js';
-import { parseLink } from './link.js';
+import { parseLink, type LinkStatus } from './link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 
 export interface LinkLifecycleDeps {
@@ -23,6 +25,8 @@ export interface LinkLifecycleDeps {
     event: (link: string, event: LinkEvent) => void;
     watchDeps: LinkWatchDeps;
     hooks: (link: string) => LinkWatchHooks;
+    /** A Link's watch started; its gateway names hold their seeds. */
+    started: (link: string, watch: LinkWatch) => void;
     /** A Link's watch stopped: drop what the controller kept about it. */
     forget: (link: string) => void;
     retry: (key: string, delayMs: number) => void;
@@ -71,6 +75,7 @@ export class LinkLifecycle {
         if (running?.specKey === specKey) return;
         for (const warning of parsed.warnings) this.deps.event(name, { type: 'Warning', reason: 'InvalidSelector', message: warning });
         const cluster = parsed.link.spec.targetClusterName;
+        const seeds = this.seeds(obj, running);
         if (running) await this.stop(name, running, running.link.spec.targetClusterName !== cluster);
         const other = this.forCluster(cluster);
         if (other) {
@@ -81,7 +86,7 @@ export class LinkLifecycle {
         }
         let watch: LinkWatch;
         try {
-            watch = await LinkWatch.start(parsed.link, specKey, this.deps.watchDeps, this.deps.hooks(name));
+            watch = await LinkWatch.start(parsed.link, specKey, this.deps.watchDeps, this.deps.hooks(name), seeds);
         } catch (err) {
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
             const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
@@ -90,9 +95,26 @@ export class LinkLifecycle {
             return;
         }
         this.watches.set(name, watch);
+        this.deps.started(name, watch);
         this.deps.metrics.remoteWatches.set(this.watches.size);
         for (const error of watch.gatewayErrors) this.deps.event(name, { type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         this.deps.logger.info({ link: name, cluster, restarted: running !== undefined }, 'watching remote cluster');
+    }
+
+    /**
+     * What a new watch of the Link starts its gateway names from: the watch it replaces (a
+     * spec edit, rotated credentials) or else the Link's status, the record that the last
+     * writer, this process or another, left of each name's last good answer.
+     */
+    private seeds(obj: KubeObject, running: LinkWatch | undefined): Map<string, NameState> {
+        const seeds = new Map(running?.nameStates ?? []);
+        const now = Date.now();
+        for (const entry of (obj as { status?: LinkStatus }).status?.gatewayResolution ?? []) {
+            if (seeds.has(entry.name)) continue;
+            const seed = seedNameState(entry, now);
+            if (seed) seeds.set(entry.name, seed);
+        }
+        return seeds;
     }
 
     private async stop(name: string, watch: LinkWatch, removeMirrors: boolean): Promise<void> {

@@ -7,14 +7,14 @@ import { Links, objectPath } from '../kube/resources.js';
 import { NotLeaderError } from '../kube/slice-writer.js';
 import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
-import type { DnsPolicy } from '../dns/name-state.js';
+import { recordIntervalMs, type DnsPolicy } from '../dns/name-state.js';
+import { gatewayResolutionStatus } from '../dns/resolution-status.js';
 import type { LinkWatch } from './controller-watch.js';
 import type { LinkEvent } from './gateway-events.js';
 import type { LinkStatus, ServiceStatus } from './link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import {
     desiredLinkStatus,
-    gatewayResolution,
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
@@ -95,11 +95,12 @@ export class LinkStatusBook {
         const uid = obj?.metadata?.uid;
         // Before the remote caches synced, the entries are incomplete: writing would drop some.
         if (!obj || !uid || !watch.synced) return false;
-        const resolution = watch.link.gateway ? gatewayResolution(watch.entries, watch.nameStates, this.now(), this.deps.policy) : undefined;
+        const resolution = watch.link.gateway ? gatewayResolutionStatus(watch.entries, watch.nameStates, this.now(), this.deps.policy) : undefined;
         const desired = desiredLinkStatus(this.entries.get(name)?.values() ?? [], resolution);
         const written = this.written.get(name);
         const ours = written?.uid === uid ? written.status : undefined;
-        if (!linkStatusDiffers(obj.status, desired) || (ours && !linkStatusDiffers(ours, desired))) {
+        const interval = recordIntervalMs(this.deps.policy);
+        if (!linkStatusDiffers(obj.status, desired, interval) || (ours && !linkStatusDiffers(ours, desired, interval))) {
             this.deps.logger.debug({ link: name, mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
             return false;
         }

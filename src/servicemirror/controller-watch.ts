@@ -24,9 +24,14 @@ import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
 export interface LinkWatchHooks {
     /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
     remoteServiceChanged(namespace: string, name: string): void;
-    /** The remote caches hold a full list: the mirrors of this Link can be reconciled now. */
+    /**
+     * The remote caches hold a full list and every gateway name has an answer or a seed: the
+     * mirrors of this Link can be reconciled now.
+     */
     synced(): void;
     gatewayNameChanged(name: string, state: NameState): void;
+    /** A gateway name resolved, changed or not. */
+    gatewayNameResolved(name: string, state: NameState): void;
     livenessChanged(alive: boolean, detail: string): void;
     /** Listing or watching the remote cluster failed (retried with backoff by the informer). */
     remoteFailed(error: string): void;
@@ -70,7 +75,8 @@ export class LinkWatch {
     private readonly resolver: GatewayResolver | undefined;
     private readonly probe: ProbeWorker | undefined;
     private stopped = false;
-    private isSynced = false;
+    private cachesSynced = false;
+    private toldSynced = false;
 
     private constructor(
         readonly link: Link,
@@ -79,6 +85,7 @@ export class LinkWatch {
         private readonly remote: KubeRest,
         private readonly deps: LinkWatchDeps,
         private readonly hooks: LinkWatchHooks,
+        seeds: ReadonlyMap<string, NameState>,
     ) {
         const log = deps.logger.child({ link: link.metadata.name, cluster: link.spec.targetClusterName });
         const logToLog = logFn(log);
@@ -105,10 +112,14 @@ export class LinkWatch {
                 resolver: this.resolver,
                 policy: deps.dnsPolicy,
                 metrics: deps.metrics.dnsObserver(labels),
-                onChange: (name, state) => hooks.gatewayNameChanged(name, state),
+                onChange: (name, state) => {
+                    hooks.gatewayNameChanged(name, state);
+                    this.maybeSynced();
+                },
+                onResolved: (name, state) => hooks.gatewayNameResolved(name, state),
                 onError: (name, error) => log.error({ name, err: error }, 'gateway DNS watcher failed'),
             });
-            this.dns.setNames(names);
+            this.dns.setNames(names, seeds);
         }
         deps.metrics.gatewayAlive.set(labels, 1);
         if (link.probe && link.gateway) {
@@ -128,17 +139,27 @@ export class LinkWatch {
         }
     }
 
-    /** Loads the Link's credentials and starts watching; throws LinkSetupError when it cannot. */
-    static async start(link: Link, specKey: string, deps: LinkWatchDeps, hooks: LinkWatchHooks): Promise<LinkWatch> {
+    /**
+     * Loads the Link's credentials and starts watching; throws LinkSetupError when it cannot.
+     * Gateway names start from `seeds`: what is known of them from before this watch.
+     */
+    static async start(
+        link: Link,
+        specKey: string,
+        deps: LinkWatchDeps,
+        hooks: LinkWatchHooks,
+        seeds: ReadonlyMap<string, NameState>,
+    ): Promise<LinkWatch> {
         const kubeConfig = await loadCredentials(link, deps.localRest);
         const remote = deps.newRemoteRest ? deps.newRemoteRest(kubeConfig) : new KubeRest(kubeConfig);
-        const watch = new LinkWatch(link, specKey, remote, deps, hooks);
+        const watch = new LinkWatch(link, specKey, remote, deps, hooks, seeds);
         watch.run();
         return watch;
     }
 
+    /** Whether the mirrors can be planned: see LinkWatchHooks.synced. */
     get synced(): boolean {
-        return this.isSynced;
+        return this.cachesSynced && (this.dns?.settled ?? true);
     }
 
     /** Whether the gateway answers its probe; true for a Link that is not probed. */
@@ -173,21 +194,26 @@ export class LinkWatch {
         this.slices.start();
         this.probe?.start();
         void Promise.all([this.services.synced, this.slices.synced]).then(() => {
-            if (this.stopped) return;
-            this.isSynced = true;
-            this.hooks.synced();
+            this.cachesSynced = true;
+            this.maybeSynced();
         });
+    }
+
+    private maybeSynced(): void {
+        if (this.stopped || this.toldSynced || !this.synced) return;
+        this.toldSynced = true;
+        this.hooks.synced();
     }
 
     private registerHandlers(): void {
         const service = (svc: RemoteService) => {
-            if (this.isSynced) this.hooks.remoteServiceChanged(svc.metadata!.namespace!, svc.metadata!.name!);
+            if (this.synced) this.hooks.remoteServiceChanged(svc.metadata!.namespace!, svc.metadata!.name!);
         };
         this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
         // Slices only matter for whether the remote Service has a ready endpoint.
         const slice = (s: RemoteSlice) => {
             const name = s.metadata?.labels?.[LABEL_SERVICE_NAME];
-            if (name && this.isSynced && this.services.store.get(s.metadata?.namespace, name)) {
+            if (name && this.synced && this.services.store.get(s.metadata?.namespace, name)) {
                 this.hooks.remoteServiceChanged(s.metadata!.namespace!, name);
             }
         };

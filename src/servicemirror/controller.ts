@@ -13,7 +13,7 @@
 import type { KubeConfig, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { SliceTracker } from '../endpointslice/tracker.js';
-import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import { DEFAULT_DNS_POLICY, recordIntervalMs, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
@@ -155,10 +155,12 @@ export class ServiceMirrorController implements Runnable {
                 remoteServiceChanged: (ns, name) => this.queue.add(mirrorKey(link, ns, name)),
                 synced: () => this.enqueueLink(link, true),
                 gatewayNameChanged: (_name, state) => this.onGatewayName(link, state),
+                gatewayNameResolved: (name, state) => this.onGatewayResolved(link, name, state),
                 livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
                 remoteFailed: (error) =>
                     this.event(link, { type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
             }),
+            started: (link, watch) => this.reports.seed(link, watch.nameStates, Date.now(), this.policy),
             forget: (link) => {
                 this.status.forget(link);
                 this.reports.forget(link);
@@ -206,6 +208,14 @@ export class ServiceMirrorController implements Runnable {
         // Only slices whose content changes are written: planSlices compares each one.
         this.enqueueLink(link, false);
         this.queue.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
+    }
+
+    /** Asks for a status write when the recorded time of the name's last good answer grew old. */
+    private onGatewayResolved(link: string, name: string, state: NameState): void {
+        const obj = this.links.store.get(this.opts.namespace, link);
+        const recorded = obj?.status?.gatewayResolution?.find((e) => e.name === name)?.resolvedAt;
+        const due = state.resolvedAt !== undefined && (recorded === undefined || state.resolvedAt - Date.parse(recorded) >= recordIntervalMs(this.policy));
+        if (due) this.queue.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
     }
 
     private onLiveness(link: string, alive: boolean, detail: string): void {

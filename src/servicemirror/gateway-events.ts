@@ -91,6 +91,13 @@ export class GatewayReports {
         return events;
     }
 
+    /** Remembers these states as told: what a watch starts from was told by whoever learned it. */
+    seed(link: string, states: ReadonlyMap<string, NameState>, now: number, policy: DnsPolicy): void {
+        const reports = new Map<string, NameReport>();
+        for (const state of states.values()) reports.set(state.name, nameReport(state, addressesOf(state, now, policy)));
+        this.byLink.set(link, reports);
+    }
+
     forget(link: string): void {
         this.byLink.delete(link);
     }

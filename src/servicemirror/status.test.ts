@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseGatewayAddress } from '../dns/gateway-address.js';
 import { initialNameState, onAnswer, onFailure, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import { gatewayResolutionStatus as gatewayResolution } from '../dns/resolution-status.js';
 import {
     canonicalJson,
     desiredLinkStatus,
-    gatewayResolution,
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
@@ -69,19 +69,37 @@ describe('Link status: gatewayResolution', () => {
         assert.equal(status[0]!.ttlSeconds, 0);
     });
 
-    it('says in lastError when a failing name is past its stale window and its addresses are not ready', () => {
+    it('lists the addresses of a failing name past its stale window as not ready', () => {
         const good = onAnswer(initialNameState('gw.example.test', T0), [{ address: '192.0.2.1', ttl: 30 }], [], T0, policy).state;
         const failed = onFailure(good, { code: 'SERVFAIL', message: 'A gw.example.test: SERVFAIL (ESERVFAIL)' }, T0 + 1000, policy).state;
         const within = gatewayResolution(entries, states(failed), T0 + 2000, policy)[0]!;
         assert.match(within.lastError ?? '', /SERVFAIL/);
-        assert.doesNotMatch(within.lastError ?? '', /not ready/);
+        assert.equal(within.notReadyAddresses, undefined);
+        assert.deepEqual(within.staleSince, { IPv4: '2026-01-01T12:00:01Z' });
         const past = gatewayResolution(entries, states(failed), T0 + 1000 + policy.staleWindowMs + 1, policy)[0]!;
-        assert.match(past.lastError ?? '', /SERVFAIL.*failing for longer than the stale window, so 192\.0\.2\.1 not ready/);
+        assert.deepEqual(past.notReadyAddresses, ['192.0.2.1']);
         assert.deepEqual(past.addresses, ['192.0.2.1'], 'the last good address stays published');
     });
 });
 
 describe('Link status: when to write', () => {
+    const at = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+    const named = (resolvedAt: number, ttlSeconds = 30) =>
+        desiredLinkStatus([], [{ name: 'gw.example.test', addresses: ['192.0.2.1'], ttlSeconds, resolvedAt: at(resolvedAt), nextRefreshAt: at(resolvedAt + 30_000) }]);
+
+    it('does not write a gateway name again only because it resolved again with the same answer', () => {
+        assert.equal(linkStatusDiffers(named(T0), named(T0 + 10_000, 29), 60_000), false);
+    });
+
+    it('writes the time of the last good answer again once the recorded one is older than the record interval', () => {
+        assert.equal(linkStatusDiffers(named(T0), named(T0 + 60_000), 60_000), true);
+    });
+
+    it('writes at once when the addresses change', () => {
+        const moved = desiredLinkStatus([], [{ name: 'gw.example.test', addresses: ['192.0.2.2'], resolvedAt: at(T0 + 1000) }]);
+        assert.equal(linkStatusDiffers(named(T0), moved, 60_000), true);
+    });
+
     const status = desiredLinkStatus([mirrorServiceStatus(mirrored, undefined, T0)], [{ name: '192.0.2.9', addresses: ['192.0.2.9'] }]);
 
     it('sees no difference in the same status read back with keys in another order', () => {

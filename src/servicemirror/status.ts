@@ -1,9 +1,6 @@
 // The Link status the service mirror writes: one Mirrored condition per exported remote
 // Service (Linkerd's shape) and how each gateway name resolved (our addition). Pure: the
 // controller decides when to build it and writes it only when it differs from what is stored.
-import type { GatewayEntry } from '../dns/gateway-address.js';
-import { addressesOf, type DnsPolicy, type NameState } from '../dns/name-state.js';
-import { gatewayResolutionStatus } from '../dns/resolution-status.js';
 import type { GatewayResolutionStatus, LinkStatus, ServiceStatus } from './link.js';
 
 /** Linkerd's is linkerd.io/service-mirror; ours says which controller wrote the entry. */
@@ -58,26 +55,6 @@ export function sameServiceStatus(a: ServiceStatus | undefined, b: ServiceStatus
     return strip(a) === strip(b);
 }
 
-/**
- * src/dns/'s entries (one per gatewayAddress part, in the order written), with one addition: a
- * name whose addresses lost readiness says so in lastError, the one free-text field, since the
- * CRD has no readiness field and a user reading the status must see that mirrors are down.
- */
-export function gatewayResolution(
-    entries: readonly GatewayEntry[],
-    states: ReadonlyMap<string, NameState>,
-    now: number,
-    policy: DnsPolicy,
-): GatewayResolutionStatus[] {
-    return gatewayResolutionStatus(entries, states, now, policy).map((entry) => {
-        const state = states.get(entry.name);
-        const notReady = state ? addressesOf(state, now, policy).filter((a) => !a.ready) : [];
-        if (entry.lastError === undefined || notReady.length === 0) return entry;
-        const list = notReady.map((a) => a.address).join(', ');
-        return { ...entry, lastError: `${entry.lastError}; failing for longer than the stale window, so ${list} not ready` };
-    });
-}
-
 /** The status to write: mirror entries sorted by namespace and name, so order is stable. */
 export function desiredLinkStatus(mirrorServices: Iterable<ServiceStatus>, gatewayResolution: GatewayResolutionStatus[] | undefined): LinkStatus {
     const sorted = [...mirrorServices].sort((a, b) => {
@@ -90,11 +67,24 @@ export function desiredLinkStatus(mirrorServices: Iterable<ServiceStatus>, gatew
     return status;
 }
 
-/** Whether writing `desired` would change the fields of `current` we own (federatedServices is not ours). */
-export function linkStatusDiffers(current: unknown, desired: LinkStatus): boolean {
+/**
+ * Whether writing `desired` would change the fields of `current` we own (federatedServices is
+ * not ours). The times of a gateway name (resolvedAt, nextRefreshAt, lastErrorAt) and its TTL
+ * move with every resolution and are not news by themselves: they are written along with real
+ * changes, and on their own only once the recorded resolvedAt is older than `recordIntervalMs`
+ * (a restarted process counts the stale window from it).
+ */
+export function linkStatusDiffers(current: unknown, desired: LinkStatus, recordIntervalMs = Infinity): boolean {
     const have = (current ?? {}) as LinkStatus;
-    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: s.gatewayResolution ?? [] });
-    return pick(have) !== pick(desired);
+    const untimed = (entries: GatewayResolutionStatus[] | undefined) =>
+        (entries ?? []).map(({ resolvedAt: _r, nextRefreshAt: _n, lastErrorAt: _l, ttlSeconds: _t, ...rest }) => rest);
+    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: untimed(s.gatewayResolution) });
+    if (pick(have) !== pick(desired)) return true;
+    return (desired.gatewayResolution ?? []).some((entry) => {
+        if (entry.resolvedAt === undefined) return false;
+        const recorded = have.gatewayResolution?.find((e) => e.name === entry.name)?.resolvedAt;
+        return recorded === undefined || Date.parse(entry.resolvedAt) - Date.parse(recorded) >= recordIntervalMs;
+    });
 }
 
 /** A JSON merge patch that sets our fields and removes gatewayResolution when we have none. */

@@ -4,7 +4,11 @@
 // Every probe goes to 127.0.0.1 (the probe address override is always set): the documentation
 // addresses in objects (192.0.2.x, 2001:db8::) are never connected to.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after } from 'node:test';
 import { Registry } from 'prom-client';
 import { EventRecorder } from '../../src/kube/events.js';
@@ -20,6 +24,8 @@ import { KubeRest } from '../../src/kube/rest.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** A client that remembers every write it sends (Events aside): the evidence for "writes nothing". */
 export class RecordingRest extends KubeRest {
@@ -277,4 +283,65 @@ export async function linkEvents(env: MirrorEnv, namespace: string, link: string
 
 export async function hasEvent(env: MirrorEnv, namespace: string, link: string, reason: string, text = ''): Promise<boolean> {
     return (await linkEvents(env, namespace, link)).some((e) => e.reason === reason && e.message.includes(text));
+}
+
+/**
+ * Writes the apiserver itself counted (apiserver_request_total) to these resources: the
+ * evidence for "writes nothing" that no client-side bookkeeping can fake.
+ */
+export async function apiserverWrites(cluster: TestCluster, resources: string[]): Promise<number> {
+    const options: https.RequestOptions = {};
+    await cluster.kubeConfig().applyToHTTPSOptions(options);
+    const text = await new Promise<string>((resolve, reject) => {
+        https
+            .get(`${cluster.state.server}/metrics`, options, (res) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+            })
+            .on('error', reject);
+    });
+    let writes = 0;
+    for (const line of text.split('\n')) {
+        if (!line.startsWith('apiserver_request_total{')) continue;
+        const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+        if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb ?? '')) continue;
+        if (!resources.includes(labels.resource ?? '')) continue;
+        writes += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return writes;
+}
+
+export interface MirrorProcess {
+    proc: ChildProcess;
+    exit: Promise<number | null>;
+    stderr(): string;
+}
+
+/** `mesh-endpoints service-mirror` as a process of its own, with the test DNS policy unless `dnsArgs` say otherwise. */
+export function startMirrorProcess(env: MirrorEnv, namespace: string, identity: string, dnsArgs: string[] = []): MirrorProcess {
+    const proc = spawn(
+        process.execPath,
+        [
+            '--import', 'tsx', 'src/cli/main.ts', 'service-mirror',
+            '--kubeconfig', env.local.state.kubeconfig,
+            '--namespace', namespace,
+            '--identity', identity,
+            '--admin-addr', '127.0.0.1:0',
+            '--dns-servers', env.dns.address,
+            '--dns-min-ttl', '1s', '--dns-max-ttl', '3s', '--dns-timeout', '300ms',
+            ...dnsArgs,
+            '--probe-address-override', '127.0.0.1',
+            '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms',
+            '--log-level', process.env.TEST_LOG_LEVEL ?? 'warn',
+        ],
+        { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    proc.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<number | null>((done) => proc.once('exit', (code) => done(code)));
+    after(() => {
+        proc.kill('SIGKILL');
+    });
+    return { proc, exit, stderr: () => stderr };
 }
