@@ -1,7 +1,8 @@
 // The Link's status.gatewayResolution: one item per gatewayAddress entry, in the shape the
 // Link CRD (charts/mesh-endpoints/crds/links.yaml) declares. Pure; timestamps are RFC 3339.
 import type { AddressType } from '../endpointslice/types.js';
-import { canonicalIp, compareAddresses, isUsableAddress, type GatewayEntry } from './gateway-address.js';
+import { usableEndpointIP } from '../ip/address.js';
+import { compareAddresses, type GatewayEntry } from './gateway-address.js';
 import { addressesOf, initialNameState, type DnsPolicy, type NameState, type ResolutionErrorCode, type ResolvedAddress } from './name-state.js';
 
 export interface GatewayNameStatus {
@@ -58,8 +59,8 @@ export function seedNameState(status: GatewayNameStatus, now: number): NameState
     const resolvedAt = parseTime(status.resolvedAt);
     const addresses: ResolvedAddress[] = [];
     for (const text of status.addresses ?? []) {
-        const ip = canonicalIp(text);
-        if (ip !== undefined && isUsableAddress(ip.address).usable) addresses.push(ip);
+        const ip = usableEndpointIP(text);
+        if (ip.usable) addresses.push({ address: ip.address, family: ip.family });
     }
     if (resolvedAt === undefined || addresses.length === 0) return undefined;
     const staleSince: NameState['staleSince'] = {};

@@ -1,36 +1,30 @@
 // servicemirror/: mirrors the exported Services of remote clusters, one Link per remote, as
-// local Services with EndpointSlices pointing at each remote's gateway. It owns the Link
-// lifecycle (a LinkWatch per Link), the mirror Services and their slices (managed-by
-// service-mirror.mesh-endpoints.io), the Link status and Events. It must not write to a
-// remote cluster, touch a local object without its cluster-name label, or resolve names
-// itself (src/dns/ does). The pure core is link.ts, mirror.ts, endpoints.ts and status.ts.
+// local Services with EndpointSlices pointing at each remote's gateway. It owns the mirror
+// Services and their slices (managed-by service-mirror.mesh-endpoints.io), the Link status
+// and Events. It must not write to a remote cluster, touch a local object without its
+// cluster-name label, or resolve names itself (src/dns/ does). The pure core is link.ts,
+// mirror.ts, endpoints.ts and status.ts.
 //
-// Data flows one way: informer, DNS and probe events → keys in one queue → a sync per key:
-//   watch/<link>            start, restart or stop that Link's LinkWatch
-//   mirror/<link>/<ns>/<n>  converge the mirror of remote Service ns/n (controller-sync.ts)
-//   status/<link>           write the Link status if it changed (controller-status.ts)
-//   unlink/<cluster>        delete every mirror of a cluster no Link serves any more
-import type { KubeConfig, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { SliceTracker } from '../endpointslice/tracker.js';
-import { DEFAULT_DNS_POLICY, recordIntervalMs, type DnsPolicy, type NameState } from '../dns/name-state.js';
+// This top level only maps Links to their LinkControllers (link-controller.ts), which own
+// everything of one Link, and routes local events to them. Its queue holds Link names: a
+// sync starts, changes or stops that Link's controller, or removes the mirrors of a Link that
+// is gone.
+import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
+import { LeaderQueue } from '../kube/leader-queue.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
-import { EndpointSlices, Links, Namespaces, Secrets, Services } from '../kube/resources.js';
-import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
+import { Links, Namespaces, Secrets, Services } from '../kube/resources.js';
+import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
-import { LeaderQueue } from '../kube/leader-queue.js';
-import { LinkStatusBook } from './controller-status.js';
-import { MirrorSync } from './controller-sync.js';
-import { LinkWatch } from './controller-watch.js';
-import { mirrorKey, registerLocalHandlers } from './controller-events.js';
-import { LinkLifecycle } from './controller-links.js';
-import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
-import type { LinkStatus } from './link.js';
-import { CLUSTER_NAME_LABEL, exportMode, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, remoteServiceName } from './mirror.js';
+import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './link.js';
+import { LinkController } from './link-controller.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './mirror.js';
+import { MirrorSync } from './mirror-sync.js';
+import type { RemoteWatch } from './remote-watch.js';
 import { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeAddressOverride } from './probe.js';
 
@@ -47,6 +41,7 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     dnsTries?: number;
     probeAddressOverride?: ProbeAddressOverride;
     maxEndpointsPerSlice?: number;
+    /** Workers per Link. */
     workers?: number;
     /** Retry of a Link that cannot be served yet (missing Secret, unreadable kubeconfig). */
     linkRetryMs?: number;
@@ -56,38 +51,34 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     resyncMs?: number;
 }
 
-type LocalService = V1Service & KubeObject;
-type LocalSlice = V1EndpointSlice & KubeObject;
-type Key = string;
+type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName?: unknown; clusterCredentialsSecret?: unknown } };
 
 export class ServiceMirrorController implements Runnable {
     readonly name = 'service-mirror';
-    readonly links: Informer<KubeObject & { status?: LinkStatus }>;
-    readonly services: Informer<LocalService>;
-    readonly slices: Informer<LocalSlice>;
+    readonly links: Informer<LinkObject>;
+    readonly services: Informer<V1Service & KubeObject>;
     readonly namespaces: Informer<KubeObject>;
-    /** Credentials Secrets: a rotated token restarts the watch of the Links that use it. */
+    /** Credentials Secrets: a rotated token restarts the remote watch of the Links that use it. */
     readonly secrets: Informer<KubeObject>;
+    readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ServiceMirrorMetrics;
     readonly policy: DnsPolicy;
-    private readonly tracker = new SliceTracker();
     private readonly mirrors: MirrorSync;
-    private readonly status: LinkStatusBook;
-    private readonly lifecycle: LinkLifecycle;
-    private readonly reports = new GatewayReports();
+    private readonly controllers = new Map<string, LinkController>();
     private readonly log: Logger;
-    private readonly queue: LeaderQueue<Key>;
+    private readonly queue: LeaderQueue<string>;
+    private resyncTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
         this.policy = { ...DEFAULT_DNS_POLICY, ...opts.dnsPolicy };
-        this.queue = new LeaderQueue<Key>({
+        this.queue = new LeaderQueue<string>({
             name: this.name,
             metrics: opts.queueMetrics,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
-            workers: opts.workers ?? 2,
-            sync: (key) => this.sync(key),
+            workers: 2,
+            sync: (link) => this.syncLink(link),
             log: this.log,
             resyncMs: opts.resyncMs,
         });
@@ -96,193 +87,155 @@ export class ServiceMirrorController implements Runnable {
         this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
         this.services = new Informer(opts.rest, { resource: Services, labelSelector: `${MIRRORED_SERVICE_LABEL}=true`, ...common });
         this.services.store.indexLabel(CLUSTER_NAME_LABEL);
-        this.slices = new Informer(opts.rest, { resource: EndpointSlices, labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}`, ...common });
-        this.slices.store.indexLabel(LABEL_SERVICE_NAME);
-        this.slices.store.indexLabel(CLUSTER_NAME_LABEL);
         this.namespaces = new Informer(opts.rest, { resource: Namespaces, ...common });
-        this.secrets = new Informer(opts.rest, { resource: Secrets, namespace: opts.namespace, ...common });
-        this.informers = [this.links, this.services, this.slices, this.namespaces, this.secrets];
+        this.secrets = new Informer(opts.rest, { resource: Secrets, namespace: opts.namespace, fieldSelector: `type=${CREDENTIALS_SECRET_TYPE}`, ...common });
         this.metrics = new ServiceMirrorMetrics(opts.registry);
-        const writer = new SliceWriter({
+        this.slices = new SliceOwner({
             rest: opts.rest,
-            tracker: this.tracker,
+            managedBy: MIRROR_SLICE_MANAGED_BY,
             isLeader: opts.isLeader,
-            fieldManager: MIRROR_SLICE_MANAGED_BY,
-            changes: this.metrics.sliceWrites,
+            writes: this.metrics.sliceWrites,
+            indexLabels: [CLUSTER_NAME_LABEL],
+            ...common,
         });
+        this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets];
         this.mirrors = new MirrorSync({
             rest: opts.rest,
-            writer,
-            tracker: this.tracker,
+            owner: this.slices,
             services: this.services,
-            slices: this.slices,
             namespaces: this.namespaces,
             metrics: this.metrics,
             isLeader: opts.isLeader,
             maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
         });
-        this.status = new LinkStatusBook({
-            rest: opts.rest,
-            links: this.links,
-            namespace: opts.namespace,
-            isLeader: opts.isLeader,
-            metrics: this.metrics,
-            policy: this.policy,
-            statusChanged: (link) => this.queue.addAfter(`status/${link}`, opts.statusDelayMs ?? 500),
-            event: (link, event) => this.event(link, event),
-            logger: this.log,
-        });
-        this.lifecycle = new LinkLifecycle({
-            links: this.links,
-            namespace: opts.namespace,
-            secretVersion: (name) => this.secrets.store.get(opts.namespace, name)?.metadata?.resourceVersion,
-            mirrors: this.mirrors,
-            metrics: this.metrics,
-            logger: this.log,
-            event: (link, event) => this.event(link, event),
-            watchDeps: {
-                localRest: opts.rest,
-                newRemoteRest: opts.newRemoteRest,
-                dnsServers: opts.dnsServers,
-                dnsTimeoutMs: opts.dnsTimeoutMs,
-                dnsTries: opts.dnsTries,
-                dnsPolicy: this.policy,
-                probeOverride: opts.probeAddressOverride,
-                metrics: this.metrics,
-                logger: this.log,
+        this.registerHandlers();
+    }
+
+    /** The controller of a Link while leading, for tests and diagnostics. */
+    controllerOf(link: string): LinkController | undefined {
+        return this.controllers.get(link);
+    }
+
+    /** The running watch of a Link's remote cluster: a new one after each restart. */
+    remoteWatchOf(link: string): RemoteWatch | undefined {
+        return this.controllers.get(link)?.remoteWatch;
+    }
+
+    private registerHandlers(): void {
+        const queueLink = (obj: KubeObject) => this.queue.add(obj.metadata!.name!);
+        this.links.on({
+            add: queueLink,
+            // Status writes (ours included) come back as updates: only a spec change matters.
+            update: (old, obj) => {
+                if (JSON.stringify(old.spec) !== JSON.stringify(obj.spec) || old.metadata?.uid !== obj.metadata?.uid) queueLink(obj);
             },
-            hooks: (link) => ({
-                remoteServiceChanged: (ns, name) => this.queue.add(mirrorKey(link, ns, name)),
-                synced: () => this.enqueueLink(link, true),
-                gatewayNameChanged: (_name, state) => this.onGatewayName(link, state),
-                gatewayNameResolved: (name, state) => this.onGatewayResolved(link, name, state),
-                livenessChanged: (alive, detail) => this.onLiveness(link, alive, detail),
-                remoteFailed: (error) =>
-                    this.event(link, { type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
-            }),
-            started: (link, watch) => this.reports.seed(link, watch.nameStates, Date.now(), this.policy),
-            forget: (link) => {
-                this.status.forget(link);
-                this.reports.forget(link);
-            },
-            retry: (key, ms) => this.queue.addAfter(key, ms),
-            unlink: (cluster) => this.queue.add(`unlink/${cluster}`),
-            retryMs: opts.linkRetryMs ?? 10_000,
+            delete: queueLink,
         });
-        registerLocalHandlers({
-            links: this.links,
-            secrets: this.secrets,
-            services: this.services,
-            slices: this.slices,
-            namespaces: this.namespaces,
-            tracker: this.tracker,
-            lifecycle: this.lifecycle,
-            queue: () => this.queue.active,
-        });
+        const credentialsChanged = (secret: KubeObject) => {
+            for (const link of this.links.store.list()) if (link.spec?.clusterCredentialsSecret === secret.metadata?.name) queueLink(link);
+        };
+        this.secrets.on({ add: credentialsChanged, update: (_, secret) => credentialsChanged(secret), delete: credentialsChanged });
+
+        // Our mirrors and their slices: someone else's edit or delete is undone by the sync
+        // of their remote Service. Slice edits wait a little: a burst of them is one sync.
+        const mirrorChanged = (obj: KubeObject, name: string, delayMs = 0) => {
+            const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
+            if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, delayMs);
+        };
+        const service = (svc: KubeObject) => mirrorChanged(svc, svc.metadata!.name!);
+        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
+        this.slices.onForeignChange((_namespace, service, slice) => mirrorChanged(slice, service, 500));
+
+        // A mirror skipped for want of its namespace is created once the namespace appears.
+        this.namespaces.on({ add: (ns) => this.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!)) });
     }
 
-    /** The running watch of a Link, for tests and diagnostics. */
-    watchOf(link: string): LinkWatch | undefined {
-        return this.lifecycle.get(link);
-    }
-
-    /** Queues the mirrors of a Link: every remote Service and local mirror (all), or the gateway-mode ones. */
-    private enqueueLink(link: string, all: boolean): void {
-        const watch = this.lifecycle.get(link);
-        if (!watch?.synced) return;
-        for (const svc of watch.services.store.list()) {
-            if (all || exportMode(svc, watch.link) === 'mirror') this.queue.add(mirrorKey(link, svc.metadata!.namespace!, svc.metadata!.name!));
-        }
-        if (all) {
-            const cluster = watch.link.spec.targetClusterName;
-            for (const local of this.services.store.byLabel(CLUSTER_NAME_LABEL, cluster)) {
-                const remote = remoteServiceName(local.metadata!.name!, cluster);
-                if (remote) this.queue.add(mirrorKey(link, local.metadata!.namespace!, remote));
-            }
-            this.queue.add(`status/${link}`);
-        }
-    }
-
-    private onGatewayName(link: string, state: NameState): void {
-        for (const event of this.reports.changed(link, state, Date.now(), this.policy)) this.event(link, event);
-        // Only slices whose content changes are written: planSlices compares each one.
-        this.enqueueLink(link, false);
-        this.queue.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
-    }
-
-    /** Asks for a status write when the recorded time of the name's last good answer grew old. */
-    private onGatewayResolved(link: string, name: string, state: NameState): void {
-        const obj = this.links.store.get(this.opts.namespace, link);
-        const recorded = obj?.status?.gatewayResolution?.find((e) => e.name === name)?.resolvedAt;
-        const due = state.resolvedAt !== undefined && (recorded === undefined || state.resolvedAt - Date.parse(recorded) >= recordIntervalMs(this.policy));
-        if (due) this.queue.addAfter(`status/${link}`, this.opts.statusDelayMs ?? 500);
-    }
-
-    private onLiveness(link: string, alive: boolean, detail: string): void {
-        const watch = this.lifecycle.get(link);
-        this.event(link, probeEvent(alive, detail, watch?.link.probe?.failureThreshold ?? 0));
-        this.enqueueLink(link, false);
-    }
-
-    private event(link: string, event: LinkEvent): void {
-        const obj = this.links.store.get(this.opts.namespace, link);
-        if (obj) this.opts.events.record(obj, event.type, event.reason, event.message);
+    private servingCluster(cluster: string): LinkController | undefined {
+        return [...this.controllers.values()].find((c) => c.servedCluster === cluster);
     }
 
     startLeading(): void {
-        // What we tracked as a previous leader may have been changed by another since.
-        this.tracker.reset();
-        this.queue.start([
-            ...this.links.store.list().map((link) => `watch/${link.metadata!.name!}`),
-            ...this.clustersOfDeletedLinks().map((cluster) => `unlink/${cluster}`),
-        ]);
-    }
-
-    /** Clusters whose mirrors name a Link of our namespace that no longer exists (deleted while no replica led). */
-    private clustersOfDeletedLinks(): string[] {
-        const clusters = new Set<string>();
+        this.slices.newTerm();
+        const names = new Set(this.links.store.list().map((link) => link.metadata!.name!));
+        // Links deleted while no replica led: their mirrors still name them.
         for (const svc of this.services.store.list()) {
             const [namespace, name] = (svc.metadata?.annotations?.[LINK_ANNOTATION] ?? '').split('/');
-            const cluster = svc.metadata?.labels?.[CLUSTER_NAME_LABEL];
-            if (namespace === this.opts.namespace && name && cluster && !this.links.store.get(namespace, name)) clusters.add(cluster);
+            if (namespace === this.opts.namespace && name) names.add(name);
         }
-        return [...clusters];
+        this.queue.start(names);
+        // In memory: every mirror is converged again (no write when nothing changed), and a
+        // mirror given up on after its retries comes back.
+        if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
     }
 
-    /** Stops taking work and every remote watch; mirrors stay as they are for the next leader. */
+    /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
+        clearInterval(this.resyncTimer);
         await this.queue.stop();
-        await this.lifecycle.stopAll();
+        const controllers = [...this.controllers.values()];
+        this.controllers.clear();
+        await Promise.all(controllers.map((c) => c.stop()));
     }
 
-    /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term discards the queue). */
-    async sync(key: Key): Promise<void> {
-        const [kind, link = '', namespace = '', name = ''] = key.split('/');
-        switch (kind) {
-            case 'watch':
-                return await this.lifecycle.sync(link);
-            case 'unlink':
-                return await this.lifecycle.unlink(link);
-            case 'status': {
-                const watch = this.lifecycle.get(link);
-                if (watch) await this.status.write(watch);
-                return;
-            }
-            case 'mirror':
-                return await this.syncMirror(link, namespace, name);
+    /** Starts, updates or stops the controller of one Link; removes the mirrors of a Link that is gone. */
+    private async syncLink(name: string): Promise<void> {
+        const obj = this.links.store.get(this.opts.namespace, name);
+        let controller = this.controllers.get(name);
+        if (obj) {
+            if (!controller) this.controllers.set(name, (controller = this.newLinkController(name)));
+            return controller.reconcile(obj);
         }
+        const cluster = controller?.servedCluster ?? this.clusterOfMirrorsOf(name);
+        if (controller) {
+            this.controllers.delete(name);
+            await controller.stop();
+        }
+        if (cluster) await this.unlinkCluster(cluster);
     }
 
-    private async syncMirror(link: string, namespace: string, name: string): Promise<void> {
-        const watch = this.lifecycle.get(link);
-        if (!watch?.synced) return; // queued again once its remote caches have synced
-        try {
-            const outcome = await this.mirrors.sync(watch, namespace, name);
-            if (this.lifecycle.get(link) === watch) this.status.record(watch, outcome, `${namespace}/${name}`);
-            this.metrics.syncs.inc({ result: 'success' });
-        } catch (err) {
-            if (!(err instanceof NotLeaderError)) this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
-            throw err;
-        }
+    private newLinkController(name: string): LinkController {
+        const { opts } = this;
+        return new LinkController({
+            namespace: opts.namespace,
+            name,
+            stored: () => this.links.store.get(opts.namespace, name),
+            secretVersion: (secret) => this.secrets.store.get(opts.namespace, secret)?.metadata?.resourceVersion,
+            localMirrors: (cluster) => this.services.store.byLabel(CLUSTER_NAME_LABEL, cluster),
+            servedByOther: (cluster) => [...this.controllers.entries()].find(([other, c]) => other !== name && c.servedCluster === cluster)?.[0],
+            unlinkCluster: (cluster) => this.unlinkCluster(cluster),
+            retryLater: (delayMs) => this.queue.addAfter(name, delayMs),
+            rest: opts.rest,
+            mirrors: this.mirrors,
+            events: opts.events,
+            isLeader: opts.isLeader,
+            metrics: this.metrics,
+            queueMetrics: opts.queueMetrics,
+            logger: this.log,
+            policy: this.policy,
+            dnsServers: opts.dnsServers,
+            dnsTimeoutMs: opts.dnsTimeoutMs,
+            dnsTries: opts.dnsTries,
+            probeOverride: opts.probeAddressOverride,
+            newRemoteRest: opts.newRemoteRest,
+            resyncMs: opts.resyncMs,
+            retryMs: opts.linkRetryMs ?? 10_000,
+            statusDelayMs: opts.statusDelayMs ?? 500,
+            workers: opts.workers ?? 2,
+        });
+    }
+
+    /** The cluster of the mirrors that name this Link of ours (it was deleted while no replica led). */
+    private clusterOfMirrorsOf(link: string): string | undefined {
+        const annotation = `${this.opts.namespace}/${link}`;
+        const mirror = this.services.store.list().find((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === annotation);
+        return mirror?.metadata?.labels?.[CLUSTER_NAME_LABEL];
+    }
+
+    /** Removes the mirrors of a cluster, unless a Link (served or not) still names it. */
+    private async unlinkCluster(cluster: string): Promise<void> {
+        if (this.servingCluster(cluster)) return;
+        if (this.links.store.list().some((obj) => obj.spec?.targetClusterName === cluster)) return;
+        const removed = await this.mirrors.deleteClusterMirrors(cluster, this.opts.namespace);
+        this.log.info({ cluster, removed }, 'removed the mirrors of an unlinked cluster');
     }
 }

@@ -118,15 +118,15 @@ describe('service mirror across process restarts', () => {
         const ready = ['IPv4 192.0.2.51 ready'];
         await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-edit')).join() === ready.join());
         env.dns.setBehaviour('edit.gw.test', 'servfail');
-        await eventually('the failure seen', () => running.controller.watchOf('edit')?.nameStates.get('edit.gw.test')?.lastError !== undefined);
+        await eventually('the failure seen', () => running.controller.controllerOf('edit')?.nameStates.get('edit.gw.test')?.lastError !== undefined);
         const writesBefore = running.rest.writesMatching('/endpointslices', '/services/').length;
 
-        const watch = running.controller.watchOf('edit');
+        const watch = running.controller.remoteWatchOf('edit');
         await env.local.admin.mergePatch(objectPath(Links, ctlNs, 'edit'), { spec: { gatewayPort: '4144' } });
-        await eventually('a new watch for the edited Link', () => running.controller.watchOf('edit') !== watch && running.controller.watchOf('edit')?.synced === true);
-        const edited = running.controller.watchOf('edit');
+        await eventually('a new watch for the edited Link', () => running.controller.remoteWatchOf('edit') !== watch && running.controller.controllerOf('edit')?.ready === true);
+        const edited = running.controller.remoteWatchOf('edit');
         await env.local.admin.mergePatch(objectPath(Secrets, ctlNs, 'creds-edit'), { metadata: { annotations: { rotated: 'yes' } } });
-        await eventually('a new watch for the rotated Secret', () => running.controller.watchOf('edit') !== edited && running.controller.watchOf('edit')?.synced === true);
+        await eventually('a new watch for the rotated Secret', () => running.controller.remoteWatchOf('edit') !== edited && running.controller.controllerOf('edit')?.ready === true);
         await holds(ns, 'web-edit', ready, Date.now() + 3000);
         const port = async () => (await env.local.admin.get<{ items: { ports?: { port?: number }[] }[] }>(collectionPath(EndpointSlices, ns), { labelSelector: 'kubernetes.io/service-name=web-edit' })).items[0]?.ports?.[0]?.port;
         // The edit changed the gateway port: the one slice write it calls for, and no other.

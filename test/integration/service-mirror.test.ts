@@ -83,7 +83,7 @@ describe('service mirror', () => {
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web');
         await eventually('the east mirror (the cluster is watched)', async () => (await endpointsOf(env, ns, 'web-east')).length === 1);
-        await eventually('both Links watching', () => running.controller.watchOf('empty')?.synced === true && running.controller.watchOf('absent')?.synced === true);
+        await eventually('both Links watching', () => running.controller.controllerOf('empty')?.ready === true && running.controller.controllerOf('absent')?.ready === true);
         await new Promise((r) => setTimeout(r, 1000));
         assert.equal(await mirrorService(env, ns, 'web-empty'), undefined);
         assert.equal(await mirrorService(env, ns, 'web-absent'), undefined);
@@ -139,11 +139,11 @@ describe('service mirror', () => {
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web');
         await eventually('west mirror', async () => (await endpointsOf(env, ns, 'web-west')).join() === 'IPv4 192.0.2.10 ready');
-        const [east, west] = [running.controller.watchOf('east'), running.controller.watchOf('west')];
+        const [east, west] = [running.controller.remoteWatchOf('east'), running.controller.remoteWatchOf('west')];
         await env.local.admin.mergePatch(objectPath(Links, linkNs, 'west'), { spec: { gatewayAddress: '192.0.2.11' } });
         await eventually('west follows its new gateway', async () => (await endpointsOf(env, ns, 'web-west')).join() === 'IPv4 192.0.2.11 ready');
-        assert.notEqual(running.controller.watchOf('west'), west, 'the changed Link got a new watch');
-        assert.equal(running.controller.watchOf('east'), east, 'the other Link kept its watch');
+        assert.notEqual(running.controller.remoteWatchOf('west'), west, 'the changed Link got a new watch');
+        assert.equal(running.controller.remoteWatchOf('east'), east, 'the other Link kept its watch');
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
     });
 
@@ -154,7 +154,7 @@ describe('service mirror', () => {
         await eventually('both Links mirror it', async () => (await endpointsOf(env, ns, 'web-gone')).length === 1 && (await endpointsOf(env, ns, 'web-east')).length === 1);
         await env.local.admin.delete(objectPath(Links, linkNs, 'gone'));
         await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-gone')) && (await mirrorSlices(env, ns, 'web-gone')).length === 0);
-        assert.equal(running.controller.watchOf('gone'), undefined);
+        assert.equal(running.controller.controllerOf('gone'), undefined);
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
     });
 
@@ -196,16 +196,16 @@ describe('service mirror', () => {
         });
         await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'refused', gatewayAddress: '192.0.2.31' }, 'bad-creds'));
         await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, linkNs, 'refused', 'RemoteClusterUnreachable', 'Unauthorized'));
-        const refusedWatch = running.controller.watchOf('refused');
+        const refusedWatch = running.controller.remoteWatchOf('refused');
         assert.equal(refusedWatch?.synced, false);
-        const [east, ns] = [running.controller.watchOf('east'), await pairedNamespace(env)];
+        const [east, ns] = [running.controller.remoteWatchOf('east'), await pairedNamespace(env)];
         await createRemoteService(env, ns, 'web');
 
         await env.local.admin.mergePatch(objectPath(Secrets, linkNs, 'bad-creds'), {
             data: { kubeconfig: Buffer.from(readFileSync(env.remote.state.kubeconfig)).toString('base64') },
         });
         await eventually('the mirror with the rotated credentials', async () => (await endpointsOf(env, ns, 'web-refused')).join() === 'IPv4 192.0.2.31 ready');
-        assert.notEqual(running.controller.watchOf('refused'), refusedWatch);
-        assert.equal(running.controller.watchOf('east'), east, 'a Secret of another Link restarts nothing else');
+        assert.notEqual(running.controller.remoteWatchOf('refused'), refusedWatch);
+        assert.equal(running.controller.remoteWatchOf('east'), east, 'a Secret of another Link restarts nothing else');
     });
 });

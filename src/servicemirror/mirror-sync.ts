@@ -2,17 +2,19 @@
 // remote Service of one Link. Reads caches, decides with the pure core (mirror.ts,
 // endpoints.ts, endpointslice/), writes through tolerant calls. Returns what happened for the
 // Link status; recording Events and status is the controller's job.
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
+import type { AddressType } from '../endpointslice/types.js';
 import { planSlices } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import type { SliceTracker } from '../endpointslice/tracker.js';
 import type { Informer } from '../kube/informer.js';
 import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
 import { collectionPath, objectPath, Services } from '../kube/resources.js';
-import { NotLeaderError, StaleCacheError, type SliceWriter } from '../kube/slice-writer.js';
-import type { KubeObject } from '../kube/store.js';
-import type { LinkWatch } from './controller-watch.js';
-import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
+import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
+import type { SliceOwner } from '../kube/slice-owner.js';
+import type { KubeObject, ObjectStore } from '../kube/store.js';
+import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress } from './endpoints.js';
+import type { Link } from './link.js';
+import type { RemoteService, RemoteSlice } from './remote-watch.js';
 import {
     buildMirrorService,
     CLUSTER_NAME_LABEL,
@@ -30,15 +32,20 @@ import type { ServiceMirrorMetrics } from './metrics.js';
 import type { MirrorOutcome } from './status.js';
 
 type LocalService = V1Service & KubeObject;
-type LocalSlice = V1EndpointSlice & KubeObject;
 
+/** What a mirror is built from: the Link, its remote caches and its gateway now. */
+export interface MirrorSource {
+    readonly link: Link;
+    readonly remoteServices: ObjectStore<RemoteService>;
+    readonly remoteSlices: ObjectStore<RemoteSlice>;
+    gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
+    readonly gatewayAlive: boolean;
+}
 
 export interface MirrorSyncDeps {
     rest: KubeRest;
-    writer: SliceWriter;
-    tracker: SliceTracker;
+    owner: SliceOwner;
     services: Informer<LocalService>;
-    slices: Informer<LocalSlice>;
     namespaces: Informer<KubeObject>;
     metrics: ServiceMirrorMetrics;
     isLeader: () => boolean;
@@ -60,10 +67,10 @@ export class MirrorSync {
      * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
      * Link status, or null when the Service is not exported (any mirror of it is gone).
      */
-    async sync(watch: LinkWatch, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
-        const link = watch.link;
+    async sync(source: MirrorSource, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
+        const link = source.link;
         const cluster = link.spec.targetClusterName;
-        const remote = watch.services.store.get(namespace, remoteName);
+        const remote = source.remoteServices.get(namespace, remoteName);
         const mode = remote ? exportMode(remote, link) : 'none';
         const named = mirrorServiceName(remoteName, cluster);
         const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
@@ -92,7 +99,7 @@ export class MirrorSync {
         const ensured = await this.ensureService(namespace, name, desired, (svc) => isMirrorOf(svc, link));
         if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
         const mirror = ensured.service;
-        await this.syncSlices(watch, mirror, remoteName);
+        await this.syncSlices(source, mirror, remoteName);
         const where = `${namespace}/${name}`;
         return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
@@ -147,30 +154,29 @@ export class MirrorSync {
         return { service: stored };
     }
 
-    private async syncSlices(watch: LinkWatch, mirror: V1Service, remoteName: string): Promise<void> {
+    private async syncSlices(source: MirrorSource, mirror: V1Service, remoteName: string): Promise<void> {
         const { namespace, name, uid, labels } = mirror.metadata!;
         const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
-        const existing = this.deps.slices.store.byLabel(LABEL_SERVICE_NAME, owner.name, owner.namespace);
-        if (this.deps.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
         const now = (this.deps.now ?? Date.now)();
         const groups = desiredMirrorGroups({
             mirror,
-            link: watch.link,
-            gatewayAddresses: watch.gatewayAddresses(mirrorAddressTypes(mirror), now),
-            remoteHasReadyEndpoints: hasReadyEndpoints(watch.slices.store.byLabel(LABEL_SERVICE_NAME, remoteName, owner.namespace)),
-            gatewayAlive: watch.gatewayAlive,
+            link: source.link,
+            gatewayAddresses: source.gatewayAddresses(mirrorAddressTypes(mirror), now),
+            remoteHasReadyEndpoints: hasReadyEndpoints(source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, owner.namespace)),
+            gatewayAlive: source.gatewayAlive,
         });
-        const plan = planSlices({
-            owner,
-            addressTypes: groups.addressTypes,
-            desired: groups.groups,
-            existing,
-            maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
-            managedBy: MIRROR_SLICE_MANAGED_BY,
-            extraLabels: groups.extraLabels,
-            annotations: groups.annotations,
-        });
-        await this.deps.writer.apply(plan);
+        await this.deps.owner.converge(owner, (existing) =>
+            planSlices({
+                owner,
+                addressTypes: groups.addressTypes,
+                desired: groups.groups,
+                existing,
+                maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
+                managedBy: MIRROR_SLICE_MANAGED_BY,
+                extraLabels: groups.extraLabels,
+                annotations: groups.annotations,
+            }),
+        );
     }
 
     /**
@@ -180,17 +186,15 @@ export class MirrorSync {
      * cluster name are touched.
      */
     async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void> {
-        const slices = this.deps.slices.store
-            .byLabel(LABEL_SERVICE_NAME, name, namespace)
-            .filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
+        const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
         const local = known ?? this.deps.services.store.get(namespace, name);
         const isOurs = local?.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster;
         // A slice we just created may not be in the cache yet; deleting now would leave it behind.
         const uid = local?.metadata?.uid;
-        if (uid && this.deps.tracker.staleSlices({ namespace, name, uid }, slices)) {
+        if (uid && this.deps.owner.tracker.staleSlices({ namespace, name, uid }, slices)) {
             throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
         }
-        await this.deps.writer.deleteAll(slices);
+        await this.deps.owner.deleteAll(slices);
         if (!local || !isOurs) return;
         this.guard();
         await this.deps.rest
@@ -201,11 +205,13 @@ export class MirrorSync {
                     if (!isNotFound(err)) throw err;
                 },
             );
-        this.deps.tracker.deleteService(namespace, name);
+        this.deps.owner.forgetService(namespace, name);
     }
 
-    /** Every mirror and slice of one cluster name: its Link is gone. */
-    /** Mirrors that name a Link of another namespace belong to that namespace's controller. */
+    /**
+     * Every mirror and slice of one cluster name: its Link is gone. Mirrors that name a Link
+     * of another namespace belong to that namespace's controller.
+     */
     async deleteClusterMirrors(cluster: string, linkNamespace: string): Promise<number> {
         const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster).filter((svc) => {
             const link = svc.metadata?.annotations?.[LINK_ANNOTATION];
@@ -213,10 +219,10 @@ export class MirrorSync {
         });
         for (const svc of services) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
         // Slices whose Service is already gone.
-        const leftover = this.deps.slices.store
+        const leftover = this.deps.owner.informer.store
             .byLabel(CLUSTER_NAME_LABEL, cluster)
             .filter((slice) => !this.deps.services.store.get(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME] ?? ''));
-        await this.deps.writer.deleteAll(leftover);
+        await this.deps.owner.deleteAll(leftover);
         return services.length;
     }
 }

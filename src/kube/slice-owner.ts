@@ -1,0 +1,110 @@
+// Everything a controller needs to own its EndpointSlices: the informer of the slices it
+// manages (selected by its managed-by label, indexed by Service), the tracker that tells the
+// echo of its own writes from someone else's change, and the stale check → plan → guarded
+// write of one Service's slices. Both controllers own their slices through one of these; it
+// must not know what the slices are for.
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import type { Counter } from 'prom-client';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { SliceTracker } from '../endpointslice/tracker.js';
+import type { SlicePlan } from '../endpointslice/types.js';
+import { Informer } from './informer.js';
+import type { LogFn } from './log.js';
+import type { KubeRest } from './rest.js';
+import { EndpointSlices } from './resources.js';
+import { SliceWriter, StaleCacheError } from './slice-writer.js';
+import type { KubeObject } from './store.js';
+
+export type OwnedSlice = V1EndpointSlice & KubeObject;
+
+/** The Service whose slices are converged. */
+export interface SliceOwnerRef {
+    namespace: string;
+    name: string;
+    uid: string;
+}
+
+export interface SliceOwnerOptions {
+    rest: KubeRest;
+    /** endpointslice.kubernetes.io/managed-by of our slices; also the field manager of our writes. */
+    managedBy: string;
+    isLeader: () => boolean;
+    /** Counts writes by operation (create, update, delete). */
+    writes?: Counter<'operation'>;
+    namespace?: string;
+    /** Labels to index slices by, besides the Service name. */
+    indexLabels?: string[];
+    resyncMs?: number;
+    log: LogFn;
+}
+
+export class SliceOwner {
+    readonly informer: Informer<OwnedSlice>;
+    readonly tracker = new SliceTracker();
+    readonly writer: SliceWriter;
+
+    constructor(opts: SliceOwnerOptions) {
+        this.informer = new Informer<OwnedSlice>(opts.rest, {
+            resource: EndpointSlices,
+            namespace: opts.namespace,
+            labelSelector: `${LABEL_MANAGED_BY}=${opts.managedBy}`,
+            resyncMs: opts.resyncMs,
+            log: opts.log,
+        });
+        for (const label of [LABEL_SERVICE_NAME, ...(opts.indexLabels ?? [])]) this.informer.store.indexLabel(label);
+        this.writer = new SliceWriter({ rest: opts.rest, tracker: this.tracker, isLeader: opts.isLeader, fieldManager: opts.managedBy, changes: opts.writes });
+    }
+
+    /**
+     * Calls `changed` with the Service of each slice someone else created, edited or deleted
+     * (both Services when an edit moved a slice between them): those are to be undone. The
+     * events of our own writes are recognised and ignored.
+     */
+    onForeignChange(changed: (namespace: string, service: string, slice: OwnedSlice) => void): void {
+        const tell = (slice: OwnedSlice) => {
+            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+            if (service) changed(slice.metadata!.namespace!, service, slice);
+        };
+        const serviceOf = (slice: OwnedSlice) => slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+        this.informer.on({
+            add: (slice) => this.tracker.shouldSync(slice) && tell(slice),
+            update: (old, slice) => {
+                const moved = serviceOf(old) !== serviceOf(slice);
+                if (moved) tell(old);
+                if (moved || this.tracker.shouldSync(slice)) tell(slice);
+            },
+            delete: (slice) => !this.tracker.handleDeletion(slice) && tell(slice),
+        });
+    }
+
+    slicesOf(namespace: string, service: string): OwnedSlice[] {
+        return this.informer.store.byLabel(LABEL_SERVICE_NAME, service, namespace);
+    }
+
+    /**
+     * Plans the Service's slices from the cached ones and writes the plan. Throws
+     * StaleCacheError while the cache lacks one of our own writes: planning from it would
+     * undo that write.
+     */
+    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan): Promise<{ plan: SlicePlan; writes: number }> {
+        const existing = this.slicesOf(owner.namespace, owner.name);
+        if (this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${owner.namespace}/${owner.name} not yet in cache`);
+        const planned = plan(existing);
+        return { plan: planned, writes: await this.writer.apply(planned) };
+    }
+
+    /** Deletes these slices of ours (their Service is gone or no longer served). */
+    deleteAll(slices: OwnedSlice[]): Promise<number> {
+        return this.writer.deleteAll(slices);
+    }
+
+    /** The Service is gone: its tracked generations go too. */
+    forgetService(namespace: string, name: string): void {
+        this.tracker.deleteService(namespace, name);
+    }
+
+    /** A new leadership term: what an earlier term wrote may have been changed by another leader since. */
+    newTerm(): void {
+        this.tracker.reset();
+    }
+}

@@ -1,0 +1,385 @@
+// Everything of one Link, in one object (Linkerd's shape: a cluster watcher per Link): its
+// remote cluster's caches (RemoteWatch, replaced when the spec or credentials change), its
+// gateway names' DNS state (kept across those replacements and seeded from the Link status
+// when this process starts leading), its gateway probe, its status, its Events and metric
+// labels, and its own work queue of mirrors to converge. It exists while its replica leads.
+//
+// No mirror is planned until the remote caches have synced and every gateway name has an
+// answer or a seed: planning earlier would delete or empty what is still true.
+import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import type { AddressType } from '../endpointslice/types.js';
+import { parseGatewayAddress, type GatewayEntry } from '../dns/gateway-address.js';
+import { mirrorGatewayAddresses } from '../dns/gateway-endpoints.js';
+import { GatewayWatcher } from '../dns/gateway-watcher.js';
+import type { DnsPolicy, NameState } from '../dns/name-state.js';
+import { seedNameState } from '../dns/resolution-status.js';
+import { GatewayResolver } from '../dns/resolver.js';
+import type { EventSink } from '../kube/events.js';
+import { logFn, type Logger } from '../kube/log.js';
+import { controllerRateLimiter } from '../kube/ratelimit.js';
+import type { KubeRest } from '../kube/rest.js';
+import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
+import type { KubeObject } from '../kube/store.js';
+import { runWorkers, WorkQueue } from '../kube/workqueue.js';
+import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import type { GatewayAddress } from './endpoints.js';
+import { formatDuration, GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
+import { parseLink, type Link, type LinkStatus } from './link.js';
+import { LinkStatusBook } from './link-status.js';
+import type { ServiceMirrorMetrics } from './metrics.js';
+import { exportMode, remoteServiceName } from './mirror.js';
+import type { MirrorSource, MirrorSync } from './mirror-sync.js';
+import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
+import { LinkSetupError, RemoteWatch } from './remote-watch.js';
+
+/** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
+export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' };
+/** LinkWork as the queue holds it (a queue key must be a string). */
+type LinkWorkKey = string & { readonly linkWork: unique symbol };
+const workKey = (work: LinkWork) => JSON.stringify(work) as LinkWorkKey;
+const STATUS_WORK = workKey({ kind: 'status' });
+
+type LinkObject = KubeObject & { status?: LinkStatus };
+
+export interface LinkControllerDeps {
+    /** The Link's namespace and name. */
+    namespace: string;
+    name: string;
+    /** The Link as cached now. */
+    stored: () => LinkObject | undefined;
+    /** resourceVersion of a credentials Secret as cached, undefined when it does not exist. */
+    secretVersion: (name: string) => string | undefined;
+    /** Local mirror Services of a cluster, to converge those whose remote Service is gone. */
+    localMirrors: (cluster: string) => V1Service[];
+    /** The name of another Link that serves this cluster already, if any. */
+    servedByOther: (cluster: string) => string | undefined;
+    /** Removes the mirrors of a cluster this Link no longer targets, unless another Link does. */
+    unlinkCluster: (cluster: string) => Promise<void>;
+    /** Asks for this Link to be reconciled again later (a Link that cannot be served yet). */
+    retryLater: (delayMs: number) => void;
+    rest: KubeRest;
+    mirrors: MirrorSync;
+    events: EventSink;
+    isLeader: () => boolean;
+    metrics: ServiceMirrorMetrics;
+    queueMetrics: WorkQueueMetrics;
+    logger: Logger;
+    policy: DnsPolicy;
+    dnsServers?: string[];
+    dnsTimeoutMs?: number;
+    dnsTries?: number;
+    probeOverride?: ProbeAddressOverride;
+    newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
+    resyncMs?: number;
+    retryMs: number;
+    statusDelayMs: number;
+    workers: number;
+}
+
+export class LinkController {
+    private link: Link | undefined;
+    private remote: RemoteWatch | undefined;
+    private entries: GatewayEntry[] = [];
+    private gateway: GatewayWatcher | undefined;
+    private resolver: GatewayResolver | undefined;
+    private probe: ProbeWorker | undefined;
+    private readonly status: LinkStatusBook;
+    private readonly reports = new GatewayReports();
+    private readonly queue: WorkQueue<LinkWorkKey>;
+    private readonly workers: Promise<void>;
+    private readonly log: Logger;
+    /** Whether the mirrors were queued since the current remote watch became ready. */
+    private toldReady = false;
+
+    constructor(private readonly deps: LinkControllerDeps) {
+        this.log = deps.logger.child({ link: deps.name });
+        this.status = new LinkStatusBook({
+            rest: deps.rest,
+            namespace: deps.namespace,
+            name: deps.name,
+            stored: deps.stored,
+            isLeader: deps.isLeader,
+            policy: deps.policy,
+            event: (event) => this.event(event),
+            written: () => deps.metrics.statusWrites.inc({ link: deps.name }),
+            logger: this.log,
+        });
+        this.queue = new WorkQueue<LinkWorkKey>({
+            name: `service-mirror/${deps.name}`,
+            metrics: deps.queueMetrics,
+            rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
+        });
+        this.workers = runWorkers(this.queue, deps.workers, (key) => this.sync(JSON.parse(key) as LinkWork), (failure) => {
+            // A stale cache is expected right after our own writes, and a refused write while the
+            // lease is being renewed late; both retry quietly. A mirror given up on comes back at the resync.
+            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : failure.error instanceof NotLeaderError ? 'info' : 'warn';
+            this.log[level]({ work: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
+        });
+    }
+
+    /** The cluster whose mirrors this controller serves now (its remote watch runs). */
+    get servedCluster(): string | undefined {
+        return this.remote ? this.link?.spec.targetClusterName : undefined;
+    }
+
+    get remoteWatch(): RemoteWatch | undefined {
+        return this.remote;
+    }
+
+    /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
+    get ready(): boolean {
+        return (this.remote?.synced ?? false) && (this.gateway?.settled ?? true);
+    }
+
+    get nameStates(): ReadonlyMap<string, NameState> {
+        return this.gateway?.states ?? new Map();
+    }
+
+    /** Brings the watches in line with the Link as cached now. */
+    async reconcile(obj: KubeObject): Promise<void> {
+        const parsed = parseLink(obj);
+        if ('error' in parsed) {
+            // Mirrors are kept: a typo in a Link must not take every mirrored Service away.
+            this.event({ type: 'Warning', reason: 'InvalidLink', message: `Link not served: ${parsed.error}` });
+            await this.stopRemote();
+            return;
+        }
+        const link = parsed.link;
+        // A new uid (deleted and created again), a new spec or new credentials: a new remote watch.
+        const secret = this.deps.secretVersion(link.spec.clusterCredentialsSecret) ?? 'none';
+        const specKey = `${obj.metadata?.uid} ${secret} ${JSON.stringify((obj as { spec?: unknown }).spec)}`;
+        if (this.remote?.specKey === specKey) return;
+        for (const warning of parsed.warnings) this.event({ type: 'Warning', reason: 'InvalidSelector', message: warning });
+        const cluster = link.spec.targetClusterName;
+        const other = this.deps.servedByOther(cluster);
+        if (other) {
+            this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${other} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
+            await this.stopRemote();
+            this.deps.retryLater(this.deps.retryMs);
+            return;
+        }
+        const previous = this.link;
+        const restarted = this.remote !== undefined;
+        await this.stopRemote();
+        this.link = link;
+        this.watchGateway(previous);
+        await this.restartProbe();
+        if (previous && previous.spec.targetClusterName !== cluster) await this.deps.unlinkCluster(previous.spec.targetClusterName);
+        try {
+            this.remote = await RemoteWatch.start(link, specKey, this.deps.rest, this.remoteHooks(), {
+                log: logFn(this.log),
+                resyncMs: this.deps.resyncMs,
+                newRemoteRest: this.deps.newRemoteRest,
+            });
+        } catch (err) {
+            const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
+            const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
+            this.event({ type: 'Warning', reason, message });
+            this.deps.retryLater(this.deps.retryMs);
+            return;
+        }
+        this.deps.metrics.remoteWatches.inc();
+        for (const error of parseGatewayAddress(link.spec.gatewayAddress).errors) {
+            if (link.gateway) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
+        }
+        this.log.info({ cluster, restarted }, 'watching remote cluster');
+    }
+
+    /**
+     * Keeps the DNS state of the names the Link still has: a spec or credentials change only
+     * adds and drops names. A new watcher (first start, or new metric labels when the target
+     * cluster changed) starts from the previous one's states, else from the Link status.
+     */
+    private watchGateway(previous: Link | undefined): void {
+        const link = this.link!;
+        this.entries = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress).entries : [];
+        const names = this.entries.flatMap((e) => (e.kind === 'hostname' ? [e.name] : []));
+        const relabelled = previous !== undefined && previous.spec.targetClusterName !== link.spec.targetClusterName;
+        const seeds = new Map(this.gateway?.states ?? []);
+        if (relabelled || names.length === 0) this.stopGateway(previous);
+        if (names.length === 0) return;
+        for (const entry of this.deps.stored()?.status?.gatewayResolution ?? []) {
+            const seed = seeds.has(entry.name) ? undefined : seedNameState(entry, Date.now());
+            if (seed) seeds.set(entry.name, seed);
+        }
+        if (!this.gateway) {
+            this.resolver = new GatewayResolver({ servers: this.deps.dnsServers, timeoutMs: this.deps.dnsTimeoutMs, tries: this.deps.dnsTries });
+            this.gateway = new GatewayWatcher({
+                resolver: this.resolver,
+                policy: this.deps.policy,
+                metrics: this.deps.metrics.dnsObserver(this.labels()),
+                onChange: (_name, state) => this.onGatewayName(state),
+                onResolved: (_name, state) => this.status.recordDue(state) && this.queueStatus(),
+                onError: (name, error) => this.log.error({ name, err: error }, 'gateway DNS watcher failed'),
+            });
+            this.reports.seed(this.deps.name, seeds, Date.now(), this.deps.policy);
+        }
+        this.gateway.setNames(names, seeds);
+    }
+
+    private async restartProbe(): Promise<void> {
+        await this.probe?.stop();
+        this.probe = undefined;
+        const link = this.link!;
+        const labels = this.labels();
+        this.deps.metrics.gatewayAlive.set(labels, 1);
+        if (!link.probe || !link.gateway) return;
+        this.probe = new ProbeWorker({
+            probe: link.probe,
+            override: this.deps.probeOverride,
+            target: () => {
+                const all = this.gatewayAddresses(['IPv4', 'IPv6'], Date.now());
+                return (all.find((a) => a.ready) ?? all[0])?.address;
+            },
+            onResult: (result) => {
+                this.deps.metrics.probes.inc({ ...labels, result: result.ok ? 'success' : 'failure' });
+                this.deps.metrics.probeLatency.observe(labels, result.latencyMs / 1000);
+            },
+            onLiveness: (alive, detail) => {
+                this.deps.metrics.gatewayAlive.set(labels, alive ? 1 : 0);
+                this.event(probeEvent(alive, detail, link.probe?.failureThreshold ?? 0));
+                this.enqueueMirrors(false);
+            },
+        });
+        this.probe.start();
+    }
+
+    private remoteHooks() {
+        return {
+            serviceChanged: (namespace: string, name: string) => this.add({ kind: 'mirror', namespace, name }),
+            synced: () => this.maybeReady(),
+            failed: (error: string) =>
+                this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
+        };
+    }
+
+    private onGatewayName(state: NameState): void {
+        for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.event(event);
+        // Only slices whose content changes are written: planSlices compares each one.
+        this.enqueueMirrors(false);
+        this.queueStatus();
+        this.maybeReady();
+    }
+
+    private maybeReady(): void {
+        if (this.toldReady || !this.ready) return;
+        this.toldReady = true;
+        this.enqueueMirrors(true);
+    }
+
+    /** Queues every mirror of the Link (all), or those the gateway's addresses feed. */
+    enqueueMirrors(all: boolean): void {
+        const [link, remote] = [this.link, this.remote];
+        if (!link || !remote || !this.ready) return;
+        for (const svc of remote.services.store.list()) {
+            if (all || exportMode(svc, link) === 'mirror') this.add({ kind: 'mirror', namespace: svc.metadata!.namespace!, name: svc.metadata!.name! });
+        }
+        if (!all) return;
+        const cluster = link.spec.targetClusterName;
+        for (const local of this.deps.localMirrors(cluster)) {
+            const name = remoteServiceName(local.metadata!.name!, cluster);
+            if (name) this.add({ kind: 'mirror', namespace: local.metadata!.namespace!, name });
+        }
+        this.queue.add(STATUS_WORK);
+    }
+
+    /** Queues the mirror of the remote Service that the local mirror `name` stands for. */
+    enqueueLocalMirror(namespace: string, name: string, delayMs = 0): void {
+        const cluster = this.servedCluster;
+        const remote = cluster ? remoteServiceName(name, cluster) : null;
+        if (remote) this.queue.addAfter(workKey({ kind: 'mirror', namespace, name: remote }), delayMs);
+    }
+
+    /** Queues the mirrors of one namespace (it was just created). */
+    enqueueNamespace(namespace: string): void {
+        if (!this.ready) return;
+        for (const svc of this.remote!.services.store.list(namespace)) this.add({ kind: 'mirror', namespace, name: svc.metadata!.name! });
+    }
+
+    private add(work: LinkWork): void {
+        this.queue.add(workKey(work));
+    }
+
+    private queueStatus(): void {
+        this.queue.addAfter(STATUS_WORK, this.deps.statusDelayMs);
+    }
+
+    /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
+    private async sync(work: LinkWork): Promise<void> {
+        if (work.kind === 'mirror') return this.syncMirror(work.namespace, work.name);
+        await this.status.write({ complete: this.ready, entries: this.link?.gateway ? this.entries : undefined, nameStates: this.nameStates });
+    }
+
+    private async syncMirror(namespace: string, name: string): Promise<void> {
+        const source = this.source();
+        if (!source) return; // queued again once ready
+        try {
+            const outcome = await this.deps.mirrors.sync(source, namespace, name);
+            if (this.status.record(outcome, `${namespace}/${name}`)) {
+                this.deps.metrics.mirroredServices.set(this.labels(), this.status.mirrored);
+                this.queueStatus();
+            }
+            this.deps.metrics.syncs.inc({ result: 'success' });
+        } catch (err) {
+            if (!(err instanceof NotLeaderError)) this.deps.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
+            throw err;
+        }
+    }
+
+    private source(): MirrorSource | undefined {
+        const [link, remote] = [this.link, this.remote];
+        if (!link || !remote || !this.ready) return undefined;
+        return {
+            link,
+            remoteServices: remote.services.store,
+            remoteSlices: remote.slices.store,
+            gatewayAddresses: (families, now) => this.gatewayAddresses(families, now),
+            gatewayAlive: this.probe?.alive ?? true,
+        };
+    }
+
+    /** The gateway addresses a mirror of these families gets now, in endpoints.ts's form. */
+    private gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[] {
+        return mirrorGatewayAddresses(this.entries, this.nameStates, families, now, this.deps.policy).map((a) => ({
+            address: a.address,
+            family: a.family === 'IPv6' ? 6 : 4,
+            ready: a.ready,
+        }));
+    }
+
+    private labels() {
+        return { link: this.deps.name, target_cluster_name: this.link?.spec.targetClusterName ?? '' };
+    }
+
+    private event(event: LinkEvent): void {
+        const obj = this.deps.stored();
+        if (obj) this.deps.events.record(obj, event.type, event.reason, event.message);
+    }
+
+    private async stopRemote(): Promise<void> {
+        const remote = this.remote;
+        if (!remote) return;
+        this.remote = undefined;
+        this.toldReady = false;
+        this.deps.metrics.remoteWatches.dec();
+        await remote.stop();
+    }
+
+    private stopGateway(previous: Link | undefined): void {
+        this.gateway?.stop();
+        this.resolver?.cancel();
+        this.gateway = undefined;
+        this.resolver = undefined;
+        if (previous) this.deps.metrics.forgetLink({ link: this.deps.name, target_cluster_name: previous.spec.targetClusterName });
+    }
+
+    /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
+    async stop(): Promise<void> {
+        await this.queue.shutDownWithDrain();
+        await this.workers;
+        await Promise.all([this.stopRemote(), this.probe?.stop()]);
+        this.stopGateway(this.link);
+        this.deps.metrics.forgetLink(this.labels());
+        this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');
+    }
+}

@@ -1,0 +1,102 @@
+// The status of one Link as its controller keeps it: the latest outcome of each of its mirrors,
+// and the write of status.mirrorServices + status.gatewayResolution (a merge patch on the
+// status subresource) when, and only when, it differs from what is stored.
+import { recordIntervalMs, type DnsPolicy, type NameState } from '../dns/name-state.js';
+import { gatewayResolutionStatus } from '../dns/resolution-status.js';
+import type { GatewayEntry } from '../dns/gateway-address.js';
+import type { KubeRest } from '../kube/rest.js';
+import { Links, objectPath } from '../kube/resources.js';
+import { NotLeaderError } from '../kube/slice-writer.js';
+import type { Logger } from '../kube/log.js';
+import type { KubeObject } from '../kube/store.js';
+import type { LinkEvent } from './gateway-events.js';
+import type { LinkStatus, ServiceStatus } from './link.js';
+import { desiredLinkStatus, linkStatusDiffers, linkStatusPatch, mirrorServiceStatus, sameServiceStatus, type MirrorOutcome } from './status.js';
+
+export interface LinkStatusDeps {
+    rest: KubeRest;
+    namespace: string;
+    name: string;
+    /** The Link as cached now. */
+    stored: () => (KubeObject & { status?: LinkStatus }) | undefined;
+    isLeader: () => boolean;
+    policy: DnsPolicy;
+    event: (event: LinkEvent) => void;
+    /** Counts one status write. */
+    written: () => void;
+    logger: Logger;
+    now?: () => number;
+}
+
+/** What the status is built from besides the mirror outcomes. */
+export interface LinkStatusSource {
+    /** Whether everything the status shows is known (remote caches synced, names settled). */
+    complete: boolean;
+    /** The gateway entries, or undefined for a Link without a gateway. */
+    entries: readonly GatewayEntry[] | undefined;
+    nameStates: ReadonlyMap<string, NameState>;
+}
+
+export class LinkStatusBook {
+    /** Remote "namespace/name" → its status entry. */
+    private readonly entries = new Map<string, ServiceStatus>();
+    /** uid and the status our last write returned: the informer may not have it yet. */
+    private written: { uid: string; status: LinkStatus } | undefined;
+
+    constructor(private readonly deps: LinkStatusDeps) {}
+
+    private now(): number {
+        return (this.deps.now ?? Date.now)();
+    }
+
+    get mirrored(): number {
+        return [...this.entries.values()].filter((e) => e.conditions?.[0]?.status === 'True').length;
+    }
+
+    /** Records how a mirror sync went; reports a failure once per change of reason. Returns whether the entry changed. */
+    record(outcome: MirrorOutcome | null, remoteKey: string): boolean {
+        const current = this.entries.get(remoteKey);
+        if (outcome === null) return this.entries.delete(remoteKey);
+        const next = mirrorServiceStatus(outcome, current ?? this.stored(remoteKey), this.now());
+        if (current !== undefined && sameServiceStatus(current, next)) return false;
+        const before = current?.conditions?.[0];
+        if (!outcome.mirrored && (before?.reason !== outcome.reason || before.message !== outcome.message)) {
+            this.deps.event({ type: 'Warning', reason: outcome.reason, message: `remote Service ${remoteKey} not mirrored: ${outcome.message}` });
+        }
+        this.entries.set(remoteKey, next);
+        return true;
+    }
+
+    /** The entry in the stored status, so a restart keeps transition times. */
+    private stored(remoteKey: string): ServiceStatus | undefined {
+        return this.deps.stored()?.status?.mirrorServices?.find((s) => `${s.remoteRef.namespace}/${s.remoteRef.name}` === remoteKey);
+    }
+
+    /** Whether the stored record of the name's last good answer has grown old enough to be written again. */
+    recordDue(state: NameState): boolean {
+        const recorded = this.deps.stored()?.status?.gatewayResolution?.find((e) => e.name === state.name)?.resolvedAt;
+        return state.resolvedAt !== undefined && (recorded === undefined || state.resolvedAt - Date.parse(recorded) >= recordIntervalMs(this.deps.policy));
+    }
+
+    /** Writes the Link's status if it differs from both the stored one and our last write. */
+    async write(source: LinkStatusSource): Promise<boolean> {
+        const obj = this.deps.stored();
+        const uid = obj?.metadata?.uid;
+        // Before everything is known, the entries are incomplete: writing would drop some.
+        if (!obj || !uid || !source.complete) return false;
+        const resolution = source.entries ? gatewayResolutionStatus(source.entries, source.nameStates, this.now(), this.deps.policy) : undefined;
+        const desired = desiredLinkStatus(this.entries.values(), resolution);
+        const ours = this.written?.uid === uid ? this.written.status : undefined;
+        const interval = recordIntervalMs(this.deps.policy);
+        if (!linkStatusDiffers(obj.status, desired, interval) || (ours && !linkStatusDiffers(ours, desired, interval))) {
+            this.deps.logger.debug({ mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
+            return false;
+        }
+        if (!this.deps.isLeader()) throw new NotLeaderError();
+        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), linkStatusPatch(desired));
+        this.written = { uid, status: stored.status ?? {} };
+        this.deps.written();
+        this.deps.logger.debug({ mirrorServices: desired.mirrorServices?.length }, 'link status written');
+        return true;
+    }
+}
