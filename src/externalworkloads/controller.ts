@@ -2,16 +2,15 @@
 // EndpointSlices, and converges each Service's slices. Data flows one way: informer
 // events → Service keys in the queue → syncService (read caches, plan, write). The
 // planning is pure (desired.ts, endpointslice/); this file only wires and writes.
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../endpointslice/reconciler.js';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { SliceTracker } from '../endpointslice/tracker.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
-import { EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
-import { NotLeaderError, SliceWriter, StaleCacheError } from '../kube/slice-writer.js';
+import { ExternalWorkloads, Services } from '../kube/resources.js';
+import { removalPlan, SliceOwner } from '../kube/slice-owner.js';
+import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { desiredGroupsForService, selectsWorkload } from './desired.js';
@@ -49,11 +48,9 @@ export class ExternalWorkloadsController implements Runnable {
     readonly name = 'external-workloads';
     readonly services: Informer<V1Service & KubeObject>;
     readonly workloads: Informer<CachedWorkload>;
-    readonly slices: Informer<V1EndpointSlice & KubeObject>;
+    readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ExternalWorkloadsMetrics;
-    private readonly tracker = new SliceTracker();
-    private readonly writer: SliceWriter;
     private readonly managedBy: string;
     private readonly log: Logger;
     private readonly queue: LeaderQueue<Key>;
@@ -69,21 +66,9 @@ export class ExternalWorkloadsController implements Runnable {
         this.workloads = new Informer(opts.rest, { resource: ExternalWorkloads, transform: cacheWorkload, ...common });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
         this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
-        this.slices = new Informer(opts.rest, {
-            resource: EndpointSlices,
-            labelSelector: `${LABEL_MANAGED_BY}=${this.managedBy}`,
-            ...common,
-        });
-        this.slices.store.indexLabel(LABEL_SERVICE_NAME);
-        this.informers = [this.services, this.workloads, this.slices];
         this.metrics = new ExternalWorkloadsMetrics(opts.registry);
-        this.writer = new SliceWriter({
-            rest: opts.rest,
-            tracker: this.tracker,
-            isLeader: opts.isLeader,
-            fieldManager: this.managedBy,
-            changes: this.metrics.changes,
-        });
+        this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, writes: this.metrics.changes, ...common });
+        this.informers = [this.services, this.workloads, this.slices.informer];
         this.queue = new LeaderQueue<Key>({
             name: this.name,
             metrics: opts.queueMetrics,
@@ -126,33 +111,13 @@ export class ExternalWorkloadsController implements Runnable {
             delete: (w) => enqueueSelecting(w),
         });
 
-        // Our own writes come back as slice events; the tracker tells them apart from
-        // someone else's edit or delete, which we undo.
-        const sliceOwnerKey = (slice: V1EndpointSlice) => {
-            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-            return service ? keyOf(slice.metadata!.namespace!, service) : undefined;
-        };
+        // Someone else's edit or delete of our slices is undone (the echoes of our own writes are ignored).
         const sliceDelay = Math.max(1000, this.batchMs);
-        this.slices.on({
-            add: (slice) => {
-                const key = sliceOwnerKey(slice);
-                if (key && this.tracker.shouldSync(slice)) this.queue.addAfter(key, sliceDelay);
-            },
-            update: (old, slice) => {
-                const [oldKey, key] = [sliceOwnerKey(old), sliceOwnerKey(slice)];
-                if (oldKey !== key && oldKey) this.queue.addAfter(oldKey, sliceDelay);
-                if (key && (oldKey !== key || this.tracker.shouldSync(slice))) this.queue.addAfter(key, sliceDelay);
-            },
-            delete: (slice) => {
-                const key = sliceOwnerKey(slice);
-                if (key && !this.tracker.handleDeletion(slice)) this.queue.addAfter(key, sliceDelay);
-            },
-        });
+        this.slices.onForeignChange((namespace, service) => this.queue.addAfter(keyOf(namespace, service), sliceDelay));
     }
 
     startLeading(): void {
-        // What we tracked as a previous leader may have been changed by another since.
-        this.tracker.reset();
+        this.slices.newTerm();
         this.reported.clear();
         this.queue.start(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
     }
@@ -164,40 +129,42 @@ export class ExternalWorkloadsController implements Runnable {
     /** Converges the slices of one Service. Throws to be retried with backoff. */
     async syncService(key: Key): Promise<void> {
         const [namespace, name] = key.split('/') as [string, string];
-        const existing = this.slices.store.byLabel(LABEL_SERVICE_NAME, name, namespace);
         const service = this.services.store.get(namespace, name);
         try {
-            const owner = service && {
+            if (!service) {
+                // Gone: our slices go (nothing else may collect them).
+                await this.slices.deleteAll(this.slices.slicesOf(namespace, name));
+                this.slices.forgetService(namespace, name);
+                this.metrics.recordService(key, 0, 0, 0);
+                this.metrics.syncs.inc({ result: 'success' });
+                return;
+            }
+            const owner = {
                 name,
                 namespace,
                 uid: service.metadata!.uid!,
                 labels: service.metadata?.labels ?? {},
                 headless: service.spec?.clusterIP === 'None',
             };
-            if (owner && this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${key} not yet in cache`);
-            const { workloads, malformed } = service ? this.selectedWorkloads(service) : { workloads: [], malformed: [] };
-            const desired = service ? desiredGroupsForService(service, workloads) : undefined;
-            this.reportProblems([...malformed, ...(desired?.problems ?? [])]);
-            if (!service || !desired?.selected) {
-                // Gone, or no longer ours to serve: our slices go (nothing else may collect them).
-                await this.writer.deleteAll(existing);
-                if (!service) this.tracker.deleteService(namespace, name);
-                this.metrics.recordService(key, 0, 0, 0);
-                this.metrics.syncs.inc({ result: 'success' });
-                return;
-            }
-            const plan = planSlices({
-                owner: owner!,
-                addressTypes: desired.addressTypes,
-                desired: desired.groups,
-                existing,
-                maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice ?? 100,
-                managedBy: this.managedBy,
-            });
-            const writes = await this.writer.apply(plan);
+            const { workloads, malformed } = this.selectedWorkloads(service);
+            const desired = desiredGroupsForService(service, workloads);
+            this.reportProblems([...malformed, ...desired.problems]);
+            const { plan, writes } = await this.slices.converge(owner, (existing) =>
+                desired.selected
+                    ? planSlices({
+                          owner,
+                          addressTypes: desired.addressTypes,
+                          desired: desired.groups,
+                          existing,
+                          maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice ?? 100,
+                          managedBy: this.managedBy,
+                      })
+                    : // No longer ours to serve: our slices go.
+                      removalPlan(existing),
+            );
             this.metrics.endpointsAdded.observe(plan.endpointsAdded);
             this.metrics.endpointsRemoved.observe(plan.endpointsRemoved);
-            const endpoints = desired.groups.reduce((n, g) => n + g.endpoints.length, 0);
+            const endpoints = desired.selected ? desired.groups.reduce((n, g) => n + g.endpoints.length, 0) : 0;
             this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, endpoints);
             this.metrics.syncs.inc({ result: 'success' });
             if (writes > 0) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');

@@ -39,6 +39,11 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     /** How often a missing CRD is looked for (default 5 s). */
     crdPollMs?: number;
     log?: (level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+    /**
+     * Told when reading the resource starts failing (with why) and when it works again
+     * (undefined): a list succeeded, or a watch delivered something.
+     */
+    health?: (error: string | undefined) => void;
 }
 
 /** Counts a test or a metric can read to tell what the informer went through. */
@@ -72,6 +77,7 @@ export class Informer<T extends KubeObject> {
     private loop: Promise<void> | undefined;
     private resyncTimer: NodeJS.Timeout | undefined;
     private wakeUp: (() => void) | undefined;
+    private failing = false;
     private markSynced!: () => void;
     private syncedFlag = false;
     /** Resolves once the first list has been delivered to the handlers. */
@@ -139,6 +145,7 @@ export class Informer<T extends KubeObject> {
                 if (!this.resourceVersion) {
                     await this.list();
                     this.foundResource();
+                    this.healthy();
                 }
                 await this.watch();
                 // Only a watch the server ended cleanly proves the path healthy: a list that
@@ -162,6 +169,8 @@ export class Informer<T extends KubeObject> {
                 }
                 const delay = this.backoff(failures, err);
                 this.log('warn', 'list/watch failed, retrying', { error: (err as Error).message, delayMs: delay });
+                this.failing = true;
+                this.opts.health?.((err as Error).message);
                 await this.sleep(delay);
             }
         }
@@ -209,6 +218,12 @@ export class Informer<T extends KubeObject> {
 
     private baseQuery() {
         return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+    }
+
+    private healthy(): void {
+        if (!this.failing) return;
+        this.failing = false;
+        this.opts.health?.(undefined);
     }
 
     private async list(): Promise<void> {
@@ -315,7 +330,10 @@ export class Informer<T extends KubeObject> {
                 },
                 abort.signal,
                 (event) => this.handleEvent(event),
-                touch,
+                () => {
+                    touch();
+                    this.healthy();
+                },
             );
         } catch (err) {
             if (inactive) {

@@ -38,6 +38,11 @@ export interface SliceOwnerOptions {
     log: LogFn;
 }
 
+/** The plan that deletes these slices and writes nothing else. */
+export function removalPlan(slices: V1EndpointSlice[]): SlicePlan {
+    return { creates: [], updates: [], deletes: slices, endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 };
+}
+
 export class SliceOwner {
     readonly informer: Informer<OwnedSlice>;
     readonly tracker = new SliceTracker();
@@ -95,7 +100,7 @@ export class SliceOwner {
 
     /** Deletes these slices of ours (their Service is gone or no longer served). */
     deleteAll(slices: OwnedSlice[]): Promise<number> {
-        return this.writer.deleteAll(slices);
+        return this.writer.apply(removalPlan(slices));
     }
 
     /** The Service is gone: its tracked generations go too. */

@@ -52,12 +52,6 @@ export class SliceWriter {
         }
     }
 
-    /** Deletes slices of ours outright, e.g. when their Service is gone or no longer served. */
-    deleteAll(slices: V1EndpointSlice[]): Promise<number> {
-        if (slices.length === 0) return Promise.resolve(0);
-        return this.apply({ creates: [], updates: [], deletes: slices, endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
-    }
-
     /** Applies the plan in order; the first failure stops it (the sync is retried). */
     async apply(plan: SlicePlan): Promise<number> {
         const { rest, tracker, changes } = this.opts;

@@ -28,6 +28,7 @@ import { parseLink, type Link, type LinkStatus } from './link.js';
 import { LinkStatusBook } from './link-status.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import { exportMode, remoteServiceName } from './mirror.js';
+import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
@@ -88,6 +89,8 @@ export class LinkController {
     private readonly queue: WorkQueue<LinkWorkKey>;
     private readonly workers: Promise<void>;
     private readonly log: Logger;
+    /** Whether the remote can be read; undefined until its first list. */
+    private remoteHealth: RemoteHealth | undefined;
     /** Whether the mirrors were queued since the current remote watch became ready. */
     private toldReady = false;
 
@@ -247,10 +250,34 @@ export class LinkController {
     private remoteHooks() {
         return {
             serviceChanged: (namespace: string, name: string) => this.add({ kind: 'mirror', namespace, name }),
-            synced: () => this.maybeReady(),
-            failed: (error: string) =>
-                this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; retrying` }),
+            synced: () => {
+                if (!this.remoteHealth) {
+                    this.remoteHealth = { readable: true, since: Date.now() };
+                    this.deps.metrics.remoteReadable.set(this.labels(), 1);
+                }
+                this.maybeReady();
+            },
+            health: (error: string | undefined) => this.onRemoteHealth(error),
         };
+    }
+
+    /**
+     * The remote became unreadable, failed another way, or is readable again: status, Event,
+     * metric, once per change. Mirrors stay as they are.
+     */
+    private onRemoteHealth(error: string | undefined): void {
+        const before = this.remoteHealth;
+        if (error !== undefined && before?.readable === false && remoteFailureReason(error) === remoteFailureReason(before.error ?? '')) return;
+        const since = before?.readable === (error === undefined) ? before.since : Date.now();
+        this.remoteHealth = error === undefined ? { readable: true, since } : { readable: false, since, error };
+        this.deps.metrics.remoteReadable.set(this.labels(), error === undefined ? 1 : 0);
+        if (error === undefined) {
+            this.event({ type: 'Normal', reason: 'RemoteClusterReadable', message: 'the remote cluster can be read again; converging every mirror' });
+            this.enqueueMirrors(true);
+        } else {
+            this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; mirrors stay as they are, retrying` });
+        }
+        this.queue.add(STATUS_WORK);
     }
 
     private onGatewayName(state: NameState): void {
@@ -307,7 +334,12 @@ export class LinkController {
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
     private async sync(work: LinkWork): Promise<void> {
         if (work.kind === 'mirror') return this.syncMirror(work.namespace, work.name);
-        await this.status.write({ complete: this.ready, entries: this.link?.gateway ? this.entries : undefined, nameStates: this.nameStates });
+        await this.status.write({
+            complete: this.ready,
+            entries: this.link?.gateway ? this.entries : undefined,
+            nameStates: this.nameStates,
+            remote: this.remoteHealth,
+        });
     }
 
     private async syncMirror(namespace: string, name: string): Promise<void> {
@@ -361,6 +393,7 @@ export class LinkController {
         if (!remote) return;
         this.remote = undefined;
         this.toldReady = false;
+        this.remoteHealth = undefined;
         this.deps.metrics.remoteWatches.dec();
         await remote.stop();
     }

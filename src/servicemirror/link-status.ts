@@ -11,7 +11,18 @@ import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
 import type { LinkEvent } from './gateway-events.js';
 import type { LinkStatus, ServiceStatus } from './link.js';
-import { desiredLinkStatus, linkStatusDiffers, linkStatusPatch, mirrorServiceStatus, sameServiceStatus, type MirrorOutcome } from './status.js';
+import {
+    canonicalJson,
+    desiredLinkStatus,
+    linkStatusDiffers,
+    linkStatusPatch,
+    mirrorServiceStatus,
+    REMOTE_READABLE_CONDITION,
+    remoteReadableCondition,
+    sameServiceStatus,
+    type MirrorOutcome,
+    type RemoteHealth,
+} from './status.js';
 
 export interface LinkStatusDeps {
     rest: KubeRest;
@@ -35,6 +46,8 @@ export interface LinkStatusSource {
     /** The gateway entries, or undefined for a Link without a gateway. */
     entries: readonly GatewayEntry[] | undefined;
     nameStates: ReadonlyMap<string, NameState>;
+    /** Whether the remote can be read, once known. */
+    remote: RemoteHealth | undefined;
 }
 
 export class LinkStatusBook {
@@ -78,25 +91,38 @@ export class LinkStatusBook {
         return state.resolvedAt !== undefined && (recorded === undefined || state.resolvedAt - Date.parse(recorded) >= recordIntervalMs(this.deps.policy));
     }
 
-    /** Writes the Link's status if it differs from both the stored one and our last write. */
+    /**
+     * Writes the Link's status if it differs from both the stored one and our last write.
+     * While the rest is incomplete, only the RemoteReadable condition is written: a remote that
+     * cannot be read before its first list must still say so.
+     */
     async write(source: LinkStatusSource): Promise<boolean> {
         const obj = this.deps.stored();
         const uid = obj?.metadata?.uid;
-        // Before everything is known, the entries are incomplete: writing would drop some.
-        if (!obj || !uid || !source.complete) return false;
+        if (!obj || !uid) return false;
+        const previous = obj.status?.conditions?.find((c) => c.type === REMOTE_READABLE_CONDITION);
+        const conditions = source.remote ? [remoteReadableCondition(source.remote, previous)] : undefined;
+        if (!source.complete) {
+            if (!conditions || canonicalJson(obj.status?.conditions ?? []) === canonicalJson(conditions)) return false;
+            return this.patch(uid, { status: { conditions } });
+        }
         const resolution = source.entries ? gatewayResolutionStatus(source.entries, source.nameStates, this.now(), this.deps.policy) : undefined;
-        const desired = desiredLinkStatus(this.entries.values(), resolution);
+        const desired = desiredLinkStatus(this.entries.values(), resolution, conditions);
         const ours = this.written?.uid === uid ? this.written.status : undefined;
         const interval = recordIntervalMs(this.deps.policy);
         if (!linkStatusDiffers(obj.status, desired, interval) || (ours && !linkStatusDiffers(ours, desired, interval))) {
             this.deps.logger.debug({ mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
             return false;
         }
+        return this.patch(uid, linkStatusPatch(desired));
+    }
+
+    private async patch(uid: string, patch: { status: Record<string, unknown> }): Promise<boolean> {
         if (!this.deps.isLeader()) throw new NotLeaderError();
-        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), linkStatusPatch(desired));
+        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), patch);
         this.written = { uid, status: stored.status ?? {} };
         this.deps.written();
-        this.deps.logger.debug({ mirrorServices: desired.mirrorServices?.length }, 'link status written');
+        this.deps.logger.debug({ fields: Object.keys(patch.status) }, 'link status written');
         return true;
     }
 }

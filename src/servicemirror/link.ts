@@ -88,6 +88,8 @@ export interface ServiceStatus {
 export type GatewayResolutionStatus = GatewayNameStatus;
 
 export interface LinkStatus {
+    /** Ours: RemoteReadable, whether the remote cluster can be read (since when, and why not). */
+    conditions?: LinkCondition[];
     mirrorServices?: ServiceStatus[];
     federatedServices?: ServiceStatus[];
     gatewayResolution?: GatewayResolutionStatus[];

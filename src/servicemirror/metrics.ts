@@ -24,6 +24,7 @@ export class ServiceMirrorMetrics {
     readonly probeLatency: Histogram<LinkLabels>;
     readonly mirroredServices: Gauge<LinkLabels>;
     readonly remoteWatches: Gauge;
+    readonly remoteReadable: Gauge<LinkLabels>;
     private readonly resolutions: Counter<LinkLabels | 'result'>;
     private readonly droppedAnswers: Counter<LinkLabels | 'reason'>;
     private readonly addresses: Gauge<LinkLabels | 'name' | 'ready'>;
@@ -72,6 +73,12 @@ export class ServiceMirrorMetrics {
             registers,
         });
         this.remoteWatches = new Gauge({ name: `${prefix}remote_watches`, help: 'Links whose remote cluster is being watched', registers });
+        this.remoteReadable = new Gauge({
+            name: `${prefix}remote_readable`,
+            help: '1 while the remote cluster of the Link can be listed and watched, 0 while reading it fails (mirrors are kept as they are)',
+            labelNames: ['link', 'target_cluster_name'],
+            registers,
+        });
         this.resolutions = new Counter({
             name: `${prefix}dns_resolutions_total`,
             help: 'Resolutions of gateway hostnames (A and AAAA), by result',
@@ -142,5 +149,6 @@ export class ServiceMirrorMetrics {
         this.refreshAt.delete(`${labels.link} ${labels.target_cluster_name}`);
         this.gatewayAlive.remove(labels);
         this.mirroredServices.remove(labels);
+        this.remoteReadable.remove(labels);
     }
 }

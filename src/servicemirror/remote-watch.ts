@@ -15,8 +15,11 @@ export interface RemoteWatchHooks {
     serviceChanged(namespace: string, name: string): void;
     /** The remote caches hold a full list. */
     synced(): void;
-    /** Listing or watching the remote cluster failed (retried with backoff by the informer). */
-    failed(error: string): void;
+    /**
+     * Reading the remote cluster failed (why; told at every failed try), or works again
+     * (undefined). The informers retry with backoff and keep their caches meanwhile.
+     */
+    health(error: string | undefined): void;
 }
 
 /** The Link cannot be served as written (missing Secret, bad kubeconfig); retried later. */
@@ -46,15 +49,18 @@ export class RemoteWatch {
         log: LogFn,
         resyncMs: number | undefined,
     ) {
-        // A remote that cannot be read (bad token, unreachable apiserver) would otherwise show
-        // only in our logs; the informer retries, the Link's users are told.
-        const informerLog: LogFn = (level, msg, fields) => {
-            log(level, msg, fields);
-            if (level === 'warn' && !this.stopped && typeof fields?.error === 'string') hooks.failed(fields.error);
+        // Either informer failing makes the remote unreadable: every failure is told, and the
+        // recovery once both read again.
+        const failing = new Set<string>();
+        const health = (informer: string) => (error: string | undefined) => {
+            const wasFailing = failing.size > 0;
+            if (error === undefined) failing.delete(informer);
+            else failing.add(informer);
+            if (this.stopped || (error === undefined && (!wasFailing || failing.size > 0))) return;
+            hooks.health(error);
         };
-        const common = { resyncMs, log: informerLog };
-        this.services = new Informer(remote, { resource: Services, ...common });
-        this.slices = new Informer(remote, { resource: EndpointSlices, ...common });
+        this.services = new Informer(remote, { resource: Services, resyncMs, log, health: health('services') });
+        this.slices = new Informer(remote, { resource: EndpointSlices, resyncMs, log, health: health('slices') });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
         this.registerHandlers();
     }

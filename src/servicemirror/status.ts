@@ -1,7 +1,7 @@
 // The Link status the service mirror writes: one Mirrored condition per exported remote
 // Service (Linkerd's shape) and how each gateway name resolved (our addition). Pure: the
 // controller decides when to build it and writes it only when it differs from what is stored.
-import type { GatewayResolutionStatus, LinkStatus, ServiceStatus } from './link.js';
+import type { GatewayResolutionStatus, LinkCondition, LinkStatus, ServiceStatus } from './link.js';
 
 /** Linkerd's is linkerd.io/service-mirror; ours says which controller wrote the entry. */
 export const STATUS_CONTROLLER_NAME = 'mesh-endpoints.io/service-mirror';
@@ -55,8 +55,42 @@ export function sameServiceStatus(a: ServiceStatus | undefined, b: ServiceStatus
     return strip(a) === strip(b);
 }
 
+export const REMOTE_READABLE_CONDITION = 'RemoteReadable';
+
+/** Whether the remote cluster can be read now, and since when. */
+export interface RemoteHealth {
+    readable: boolean;
+    since: number;
+    /** Why not, while not readable. */
+    error?: string;
+}
+
+/** The kind of a failure to read the remote: what the condition's reason and the Events tell. */
+export function remoteFailureReason(error: string): 'Unauthorized' | 'Forbidden' | 'Unreachable' {
+    return /\b401\b|unauthorized/i.test(error) ? 'Unauthorized' : /\b403\b|forbidden/i.test(error) ? 'Forbidden' : 'Unreachable';
+}
+
+/**
+ * The RemoteReadable condition. Its transition time is kept from `previous` while its status
+ * stays the same, so a restart finds it as written and writes nothing.
+ */
+export function remoteReadableCondition(health: RemoteHealth, previous: LinkCondition | undefined): LinkCondition {
+    const status = health.readable ? 'True' : 'False';
+    const kept = previous?.type === REMOTE_READABLE_CONDITION && previous.status === status;
+    const lastTransitionTime = kept ? previous.lastTransitionTime : rfc3339(health.since);
+    if (health.readable) return { type: REMOTE_READABLE_CONDITION, status, lastTransitionTime, reason: 'Synced', message: 'the remote cluster is read and watched' };
+    const error = health.error ?? 'unknown error';
+    const reason = remoteFailureReason(error);
+    const message = `the remote cluster cannot be read (${error}); mirrors stay as they are, retrying`;
+    return { type: REMOTE_READABLE_CONDITION, status, lastTransitionTime, reason, message };
+}
+
 /** The status to write: mirror entries sorted by namespace and name, so order is stable. */
-export function desiredLinkStatus(mirrorServices: Iterable<ServiceStatus>, gatewayResolution: GatewayResolutionStatus[] | undefined): LinkStatus {
+export function desiredLinkStatus(
+    mirrorServices: Iterable<ServiceStatus>,
+    gatewayResolution: GatewayResolutionStatus[] | undefined,
+    conditions?: LinkCondition[],
+): LinkStatus {
     const sorted = [...mirrorServices].sort((a, b) => {
         const ka = `${a.remoteRef.namespace}/${a.remoteRef.name}`;
         const kb = `${b.remoteRef.namespace}/${b.remoteRef.name}`;
@@ -64,6 +98,7 @@ export function desiredLinkStatus(mirrorServices: Iterable<ServiceStatus>, gatew
     });
     const status: LinkStatus = { mirrorServices: sorted };
     if (gatewayResolution !== undefined && gatewayResolution.length > 0) status.gatewayResolution = gatewayResolution;
+    if (conditions !== undefined) status.conditions = conditions;
     return status;
 }
 
@@ -78,7 +113,7 @@ export function linkStatusDiffers(current: unknown, desired: LinkStatus, recordI
     const have = (current ?? {}) as LinkStatus;
     const untimed = (entries: GatewayResolutionStatus[] | undefined) =>
         (entries ?? []).map(({ resolvedAt: _r, nextRefreshAt: _n, lastErrorAt: _l, ttlSeconds: _t, ...rest }) => rest);
-    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: untimed(s.gatewayResolution) });
+    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: untimed(s.gatewayResolution), c: desired.conditions === undefined ? [] : s.conditions ?? [] });
     if (pick(have) !== pick(desired)) return true;
     return (desired.gatewayResolution ?? []).some((entry) => {
         if (entry.resolvedAt === undefined) return false;
@@ -89,7 +124,9 @@ export function linkStatusDiffers(current: unknown, desired: LinkStatus, recordI
 
 /** A JSON merge patch that sets our fields and removes gatewayResolution when we have none. */
 export function linkStatusPatch(desired: LinkStatus): { status: Record<string, unknown> } {
-    return { status: { mirrorServices: desired.mirrorServices ?? [], gatewayResolution: desired.gatewayResolution ?? null } };
+    const status: Record<string, unknown> = { mirrorServices: desired.mirrorServices ?? [], gatewayResolution: desired.gatewayResolution ?? null };
+    if (desired.conditions !== undefined) status.conditions = desired.conditions;
+    return { status };
 }
 
 /** JSON with object keys sorted and undefined dropped: the apiserver re-orders keys of custom resources. */

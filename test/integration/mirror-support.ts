@@ -289,7 +289,7 @@ export async function hasEvent(env: MirrorEnv, namespace: string, link: string, 
  * Writes the apiserver itself counted (apiserver_request_total) to these resources: the
  * evidence for "writes nothing" that no client-side bookkeeping can fake.
  */
-export async function apiserverWrites(cluster: TestCluster, resources: string[]): Promise<number> {
+export async function apiserverWrites(cluster: TestCluster, resources: string[]): Promise<Record<string, number>> {
     const options: https.RequestOptions = {};
     await cluster.kubeConfig().applyToHTTPSOptions(options);
     const text = await new Promise<string>((resolve, reject) => {
@@ -301,13 +301,14 @@ export async function apiserverWrites(cluster: TestCluster, resources: string[])
             })
             .on('error', reject);
     });
-    let writes = 0;
+    const writes: Record<string, number> = {};
     for (const line of text.split('\n')) {
         if (!line.startsWith('apiserver_request_total{')) continue;
         const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
         if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb ?? '')) continue;
         if (!resources.includes(labels.resource ?? '')) continue;
-        writes += Number(line.slice(line.lastIndexOf(' ') + 1));
+        const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+        writes[key] = (writes[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
     }
     return writes;
 }

@@ -38,10 +38,11 @@ describe('service mirror across process restarts', () => {
     it('keeps the mirrors ready through a restart during a DNS outage, until the stale window counted from the last good answer ends', async () => {
         const ctlNs = await env.local.namespace('mc-restart');
         env.dns.setRecords('restart.gw.test', { A: [{ address: '192.0.2.31', ttl: 1 }, { address: '192.0.2.32', ttl: 1 }] });
-        await createLink(env, ctlNs, { name: 'restart', gatewayAddress: 'restart.gw.test' });
+        const labels = { ...EXPORTED, link: 'restart' };
+        await createLink(env, ctlNs, { name: 'restart', gatewayAddress: 'restart.gw.test', selector: { matchLabels: labels } });
         const ns = await pairedNamespace(env);
-        await createRemoteService(env, ns, 'web');
-        const window = ['--dns-stale-window', '30s'];
+        await createRemoteService(env, ns, 'web', { labels });
+        const window = ['--dns-stale-window', '45s'];
         const first = startMirrorProcess(env, ctlNs, 'first', window);
         const ready = ['IPv4 192.0.2.31 ready', 'IPv4 192.0.2.32 ready'];
         await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-restart')).join() === ready.join(), 60_000);
@@ -56,13 +57,13 @@ describe('service mirror across process restarts', () => {
         await eventually('the second process leading', () => /admin endpoint listening/.test(second.stderr()), 30_000);
 
         // The last good answer came at most a second before the outage; the record of it may be
-        // a quarter window older. Until 20 s in, the new process must keep every address ready.
-        const polls = await holds(ns, 'web-restart', ready, failedAt + 20_000);
-        assert.ok(polls > 10, `the mirror was checked ${polls} times while the new process ran`);
+        // a quarter window older. Until 30 s in, the new process must keep every address ready.
+        const polls = await holds(ns, 'web-restart', ready, failedAt + 30_000);
+        assert.ok(polls > 4, `the mirror was checked ${polls} times while the new process ran`);
         await eventually(
             'not ready once the window has run out',
             async () => (await endpointsOf(env, ns, 'web-restart')).join() === 'IPv4 192.0.2.31 not-ready,IPv4 192.0.2.32 not-ready',
-            30_000,
+            45_000,
         );
         await eventually('the status saying so', async () => (await getLink(env, ctlNs, 'restart')).status?.gatewayResolution?.[0]?.notReadyAddresses?.length === 2);
         const status = (await getLink(env, ctlNs, 'restart')).status?.gatewayResolution?.[0];
@@ -78,9 +79,10 @@ describe('service mirror across process restarts', () => {
     it('fails over by SIGKILL with unchanged DNS and writes nothing, as counted by the apiserver', async () => {
         const ctlNs = await env.local.namespace('mc-failover');
         env.dns.setRecords('failover.gw.test', { A: [{ address: '192.0.2.41', ttl: 1 }], AAAA: [{ address: '2001:db8::41', ttl: 1 }] });
-        await createLink(env, ctlNs, { name: 'failover', gatewayAddress: 'failover.gw.test, 192.0.2.49' });
+        const labels = { ...EXPORTED, link: 'failover' };
+        await createLink(env, ctlNs, { name: 'failover', gatewayAddress: 'failover.gw.test, 192.0.2.49', selector: { matchLabels: labels } });
         const ns = await pairedNamespace(env);
-        await Promise.all(['api', 'web', 'db'].map((name) => createRemoteService(env, ns, name)));
+        await Promise.all(['api', 'web', 'db'].map((name) => createRemoteService(env, ns, name, { labels })));
         const first = startMirrorProcess(env, ctlNs, 'first');
         for (const name of ['api', 'web', 'db']) {
             await eventually(`the mirror of ${name}`, async () => (await endpointsOf(env, ns, `${name}-failover`)).length === 2, 60_000);
@@ -100,7 +102,7 @@ describe('service mirror across process restarts', () => {
         // Several TTLs and a full reconcile of every mirror by the new leader.
         await sleep(8000);
         assert.ok(/admin endpoint listening/.test(second.stderr()));
-        assert.equal(await apiserverWrites(env.local, MIRROR_WRITES), before, 'slices, mirror Services and the Link status were not written');
+        assert.deepEqual(await apiserverWrites(env.local, MIRROR_WRITES), before, 'slices, mirror Services and the Link status were not written');
         for (const name of ['api', 'web', 'db']) {
             assert.deepEqual(await endpointsOf(env, ns, `${name}-failover`), ['IPv4 192.0.2.41 ready', 'IPv4 192.0.2.49 ready']);
         }

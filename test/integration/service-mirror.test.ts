@@ -196,6 +196,10 @@ describe('service mirror', () => {
         });
         await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'refused', gatewayAddress: '192.0.2.31' }, 'bad-creds'));
         await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, linkNs, 'refused', 'RemoteClusterUnreachable', 'Unauthorized'));
+        await eventually('RemoteReadable False, Unauthorized, in the Link status', async () => {
+            const conditions = (await getLink(env, linkNs, 'refused')).status?.conditions ?? [];
+            return conditions.some((c) => c.type === 'RemoteReadable' && c.status === 'False' && c.reason === 'Unauthorized');
+        });
         const refusedWatch = running.controller.remoteWatchOf('refused');
         assert.equal(refusedWatch?.synced, false);
         const [east, ns] = [running.controller.remoteWatchOf('east'), await pairedNamespace(env)];

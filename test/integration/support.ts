@@ -188,7 +188,7 @@ export class SyncLog {
             this.succeeded.set(key, Math.max(started, this.succeeded.get(key) ?? 0));
             this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
         };
-        const informers = { services: controller.services, workloads: controller.workloads, slices: controller.slices };
+        const informers = { services: controller.services, workloads: controller.workloads, slices: controller.slices.informer };
         for (const [which, informer] of Object.entries(informers)) {
             const seen = (obj: KubeObject, deleted: boolean) => {
                 const { namespace, name, resourceVersion } = obj.metadata ?? {};

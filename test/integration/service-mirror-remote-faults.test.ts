@@ -1,0 +1,145 @@
+// The remote cluster misbehaves: frozen (SIGSTOP), stopped and back, or refusing a revoked
+// token. Mirrors stay exactly as they are throughout; the Link says what is wrong (the
+// RemoteReadable condition, an Event, a metric); once the remote is back everything converges
+// with no restart.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { collectionPath, Links, objectPath, Secrets, Services } from '../../src/kube/resources.js';
+import { kubeconfigForToken, restartApiserver } from '../../src/testing/cluster.js';
+import { eventually } from '../../src/testing/harness.js';
+import { TcpProxy } from '../../src/testing/tcp-proxy.js';
+import {
+    createLink,
+    createRemoteService,
+    endpointsOf,
+    EXPORTED,
+    getLink,
+    hasEvent,
+    linkObject,
+    pairedNamespace,
+    runServiceMirror,
+    startMirrorEnv,
+} from './mirror-support.js';
+
+const env = await startMirrorEnv('mirror-faults');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function holds(ns: string, service: string, expected: string[], forMs: number): Promise<void> {
+    const until = Date.now() + forMs;
+    while (Date.now() < until) {
+        assert.deepEqual(await endpointsOf(env, ns, service), expected);
+        await sleep(250);
+    }
+}
+
+const readable = async (ns: string, link: string) => (await getLink(env, ns, link)).status?.conditions?.find((c) => c.type === 'RemoteReadable');
+
+describe('service mirror with a misbehaving remote cluster', () => {
+    it('keeps the mirrors through a frozen remote apiserver (SIGSTOP) and converges after SIGCONT', async (t) => {
+        const ctlNs = await env.local.namespace('mc-frozen');
+        const labels = { ...EXPORTED, link: 'frozen' };
+        await createLink(env, ctlNs, { name: 'frozen', gatewayAddress: '192.0.2.71', selector: { matchLabels: labels } });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web', { labels });
+        const running = await runServiceMirror(env, ctlNs);
+        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-frozen')).join() === 'IPv4 192.0.2.71 ready');
+
+        process.kill(env.remote.state.apiserverPid, 'SIGSTOP');
+        try {
+            await holds(ns, 'web-frozen', ['IPv4 192.0.2.71 ready'], 6000);
+        } finally {
+            process.kill(env.remote.state.apiserverPid, 'SIGCONT');
+        }
+        const resumed = Date.now();
+        await createRemoteService(env, ns, 'api', { labels });
+        await eventually('a Service exported after the thaw is mirrored', async () => (await endpointsOf(env, ns, 'api-frozen')).length === 1, 60_000);
+        t.diagnostic(`SIGCONT → new export mirrored: ${Date.now() - resumed} ms`);
+        assert.deepEqual(await endpointsOf(env, ns, 'web-frozen'), ['IPv4 192.0.2.71 ready']);
+        await running.stop();
+    });
+
+    it('says RemoteReadable False while the remote apiserver is down, keeps the mirrors, and converges when it is back', async (t) => {
+        const ctlNs = await env.local.namespace('mc-down');
+        const labels = { ...EXPORTED, link: 'down' };
+        await createLink(env, ctlNs, { name: 'down', gatewayAddress: '192.0.2.72', selector: { matchLabels: labels } });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web', { labels });
+        await createRemoteService(env, ns, 'gone-later', { labels });
+        const running = await runServiceMirror(env, ctlNs);
+        await eventually('the mirrors', async () => (await endpointsOf(env, ns, 'web-down')).length === 1 && (await endpointsOf(env, ns, 'gone-later-down')).length === 1);
+        await eventually('RemoteReadable True', async () => (await readable(ctlNs, 'down'))?.status === 'True');
+
+        const restarted = restartApiserver(env.remote.state.name, 8000);
+        await eventually('RemoteReadable False', async () => (await readable(ctlNs, 'down'))?.status === 'False', 20_000);
+        const down = await readable(ctlNs, 'down');
+        assert.equal(down?.reason, 'Unreachable');
+        assert.match(down?.message ?? '', /cannot be read/);
+        assert.ok(await hasEvent(env, ctlNs, 'down', 'RemoteClusterUnreachable'));
+        const metrics = await running.registry.metrics();
+        assert.match(metrics, /mesh_endpoints_service_mirror_remote_readable\{link="down",target_cluster_name="down"\} 0/);
+        assert.deepEqual(await endpointsOf(env, ns, 'web-down'), ['IPv4 192.0.2.72 ready'], 'mirrors stay while the remote is down');
+        assert.deepEqual(await endpointsOf(env, ns, 'gone-later-down'), ['IPv4 192.0.2.72 ready']);
+        await restarted;
+        const back = Date.now();
+        await env.remote.admin.delete(objectPath(Services, ns, 'gone-later'));
+        await createRemoteService(env, ns, 'api', { labels });
+        await eventually('converged', async () => (await endpointsOf(env, ns, 'api-down')).length === 1 && (await endpointsOf(env, ns, 'gone-later-down')).length === 0, 60_000);
+        t.diagnostic(`remote back → converged: ${Date.now() - back} ms`);
+        await eventually('RemoteReadable True again', async () => (await readable(ctlNs, 'down'))?.status === 'True');
+        assert.ok(await hasEvent(env, ctlNs, 'down', 'RemoteClusterReadable'));
+        await running.stop();
+    });
+
+    it('says RemoteReadable False (Forbidden) when the remote revokes the Link access, keeps the mirrors, and recovers with rotated credentials', async () => {
+        const ctlNs = await env.local.namespace('mc-revoked');
+        const labels = { ...EXPORTED, link: 'revoked' };
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web', { labels });
+        // A remote ServiceAccount that may read Services and EndpointSlices, reached through a proxy we can cut.
+        const saNs = await env.remote.namespace('mirror-sa');
+        await env.remote.admin.create(`/api/v1/namespaces/${saNs}/serviceaccounts`, { metadata: { name: 'reader' } });
+        await env.remote.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+            metadata: { name: `${saNs}-reader` },
+            rules: [
+                { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
+                { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+            ],
+        });
+        await env.remote.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+            metadata: { name: `${saNs}-reader` },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${saNs}-reader` },
+            subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: saNs }],
+        });
+        const review = await env.remote.admin.create<{ status: { token: string } }>(`/api/v1/namespaces/${saNs}/serviceaccounts/reader/token`, {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { expirationSeconds: 3600 },
+        } as never);
+        const proxy = new TcpProxy('127.0.0.1', env.remote.state.apiserverPort);
+        await proxy.start();
+        const viaProxy = { ...env.remote.state, server: `https://127.0.0.1:${proxy.port}` };
+        const kubeconfig = (token: string) => Buffer.from(kubeconfigForToken(viaProxy, 'reader', token)).toString('base64');
+        await env.local.admin.create(collectionPath(Secrets, ctlNs), {
+            metadata: { name: 'creds-revoked' },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: kubeconfig(review.status.token) },
+        });
+        await env.local.admin.create(collectionPath(Links, ctlNs), linkObject({ name: 'revoked', gatewayAddress: '192.0.2.73', selector: { matchLabels: labels } }, 'creds-revoked'));
+        const running = await runServiceMirror(env, ctlNs);
+        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-revoked')).join() === 'IPv4 192.0.2.73 ready');
+
+        // The remote's admin takes the Link's access away; open watches end when the path is cut.
+        await env.remote.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${saNs}-reader`);
+        proxy.cutAll();
+        await eventually('RemoteReadable False, Forbidden', async () => (await readable(ctlNs, 'revoked'))?.reason === 'Forbidden', 30_000);
+        assert.ok(await hasEvent(env, ctlNs, 'revoked', 'RemoteClusterUnreachable', 'forbidden'));
+        await holds(ns, 'web-revoked', ['IPv4 192.0.2.73 ready'], 2000);
+
+        await env.local.admin.mergePatch(objectPath(Secrets, ctlNs, 'creds-revoked'), { data: { kubeconfig: Buffer.from(kubeconfigForToken(viaProxy, 'admin', env.remote.state.adminToken)).toString('base64') } });
+        await createRemoteService(env, ns, 'api', { labels });
+        await eventually('the new export mirrored with the rotated credentials', async () => (await endpointsOf(env, ns, 'api-revoked')).length === 1, 30_000);
+        await eventually('RemoteReadable True again', async () => (await readable(ctlNs, 'revoked'))?.status === 'True');
+        await running.stop();
+        await proxy.stop();
+    });
+});
