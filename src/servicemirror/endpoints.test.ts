@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../endpointslice/reconciler.js';
-import { desiredMirrorGroups, endpointIP, type GatewayAddress, type MirrorGroupsInput, mirrorAddressTypes } from './endpoints.js';
+import { desiredMirrorGroups, endpointIP, type GatewayAddress, type MirrorGroupsInput, mirrorAddressTypes, withoutReadiness } from './endpoints.js';
 import type { Link } from './link.js';
 import { testLink } from './testkit.js';
 import { buildMirrorService, MIRROR_SLICE_MANAGED_BY } from './mirror.js';
@@ -182,5 +182,25 @@ describe('mirror endpoints', () => {
             assert.equal(slice.metadata?.annotations?.['mirror.linkerd.io/remote-gateway-identity'], 'gateway-identity');
             assert.ok(slice.ports?.every((p) => p.port === 888));
         }
+    });
+});
+
+describe('mirrors of a Link that cannot be served, past the stale window', () => {
+    const slice = (ready: boolean[]): V1EndpointSlice => ({
+        addressType: 'IPv4',
+        endpoints: ready.map((r, i) => ({ addresses: [`192.0.2.${i + 1}`], conditions: { ready: r, serving: r, terminating: false } })),
+    });
+
+    it('turns every endpoint not ready, keeping its address', () => {
+        const out = withoutReadiness(slice([true, false]))!;
+        assert.deepEqual(out.endpoints.map((e) => [e.addresses[0], e.conditions?.ready, e.conditions?.serving]), [
+            ['192.0.2.1', false, false],
+            ['192.0.2.2', false, false],
+        ]);
+    });
+
+    it('leaves a slice with nothing ready alone (no write)', () => {
+        assert.equal(withoutReadiness(slice([false, false])), undefined);
+        assert.equal(withoutReadiness(slice([])), undefined);
     });
 });

@@ -2,7 +2,7 @@
 // each serving every mirror port on the gateway port (the gateway routes on the authority).
 // Produces input for the shared EndpointSlice reconciler (src/endpointslice/); must not
 // resolve names (src/dns/ does), probe the gateway, or write anything.
-import type { DiscoveryV1EndpointPort, V1Endpoint, V1Service } from '@kubernetes/client-node';
+import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { normalisePort } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { parseIP, usableEndpointIP } from '../ip/address.js';
@@ -134,4 +134,15 @@ function sliceAnnotations(mirror: V1Service, link: Link): Record<string, string>
     const identity = link.gateway?.identity ?? link.spec.gatewayIdentity;
     if (identity) annotations[REMOTE_GATEWAY_IDENTITY_ANNOTATION] = identity;
     return annotations;
+}
+
+/**
+ * The slice with every endpoint not ready (and not serving), or undefined when none was
+ * ready: what the mirrors of a Link that cannot be served get once its stale window has run
+ * out. Addresses stay, so they come back ready as soon as the Link is served again.
+ */
+export function withoutReadiness(slice: V1EndpointSlice): V1EndpointSlice | undefined {
+    const endpoints = slice.endpoints ?? [];
+    if (!endpoints.some((e) => e.conditions?.ready !== false)) return undefined;
+    return { ...slice, endpoints: endpoints.map((e) => ({ ...e, conditions: { ...e.conditions, ready: false, serving: false } })) };
 }

@@ -18,11 +18,12 @@ import type { EventSink } from '../kube/events.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
+import type { SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { runWorkers, WorkQueue } from '../kube/workqueue.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import type { GatewayAddress } from './endpoints.js';
+import { withoutReadiness, type GatewayAddress } from './endpoints.js';
 import { formatDuration, GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
 import { parseLink, type Link, type LinkStatus } from './link.js';
 import { LinkStatusBook } from './link-status.js';
@@ -34,11 +35,12 @@ import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
-export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' };
+export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
 /** LinkWork as the queue holds it (a queue key must be a string). */
 type LinkWorkKey = string & { readonly linkWork: unique symbol };
 const workKey = (work: LinkWork) => JSON.stringify(work) as LinkWorkKey;
 const STATUS_WORK = workKey({ kind: 'status' });
+const UNSERVED_WORK = workKey({ kind: 'unserved' });
 
 type LinkObject = KubeObject & { status?: LinkStatus };
 
@@ -52,6 +54,8 @@ export interface LinkControllerDeps {
     secretVersion: (name: string) => string | undefined;
     /** Local mirror Services of a cluster, to converge those whose remote Service is gone. */
     localMirrors: (cluster: string) => V1Service[];
+    /** Local mirror Services that name this Link as theirs. */
+    mirrorsOfLink: () => V1Service[];
     /** The name of another Link that serves this cluster already, if any. */
     servedByOther: (cluster: string) => string | undefined;
     /** Removes the mirrors of a cluster this Link no longer targets, unless another Link does. */
@@ -60,6 +64,7 @@ export interface LinkControllerDeps {
     retryLater: (delayMs: number) => void;
     rest: KubeRest;
     mirrors: MirrorSync;
+    slices: SliceOwner;
     events: EventSink;
     isLeader: () => boolean;
     metrics: ServiceMirrorMetrics;
@@ -91,6 +96,9 @@ export class LinkController {
     private readonly log: Logger;
     /** Whether the remote can be read; undefined until its first list. */
     private remoteHealth: RemoteHealth | undefined;
+    /** Since when the Link cannot be served (invalid, duplicate, remote watch cannot start). */
+    private unservedSince: number | undefined;
+    private unservedTimer: NodeJS.Timeout | undefined;
     /** Whether the mirrors were queued since the current remote watch became ready. */
     private toldReady = false;
 
@@ -145,6 +153,7 @@ export class LinkController {
             // Mirrors are kept: a typo in a Link must not take every mirrored Service away.
             this.event({ type: 'Warning', reason: 'InvalidLink', message: `Link not served: ${parsed.error}` });
             await this.stopRemote();
+            this.unserved();
             return;
         }
         const link = parsed.link;
@@ -158,6 +167,7 @@ export class LinkController {
         if (other) {
             this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${other} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
             await this.stopRemote();
+            this.unserved();
             this.deps.retryLater(this.deps.retryMs);
             return;
         }
@@ -178,14 +188,42 @@ export class LinkController {
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
             const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
             this.event({ type: 'Warning', reason, message });
+            this.unserved();
             this.deps.retryLater(this.deps.retryMs);
             return;
         }
+        this.served();
         this.deps.metrics.remoteWatches.inc();
         for (const error of parseGatewayAddress(link.spec.gatewayAddress).errors) {
             if (link.gateway) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         }
         this.log.info({ cluster, restarted }, 'watching remote cluster');
+    }
+
+    /**
+     * The Link cannot be served: its mirrors keep what they have for the stale window, like the
+     * addresses of a failing gateway name, and are then made not ready, never left ready forever.
+     */
+    private unserved(): void {
+        if (this.unservedSince !== undefined) return;
+        this.unservedSince = Date.now();
+        this.unservedTimer = setTimeout(() => this.queue.add(UNSERVED_WORK), this.deps.policy.staleWindowMs + 1);
+    }
+
+    private served(): void {
+        this.unservedSince = undefined;
+        clearTimeout(this.unservedTimer);
+    }
+
+    /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
+    private async withdrawReadiness(): Promise<void> {
+        if (this.unservedSince === undefined || Date.now() <= this.unservedSince + this.deps.policy.staleWindowMs) return;
+        const updates = this.deps.mirrorsOfLink().flatMap((svc) =>
+            this.deps.slices.slicesOf(svc.metadata!.namespace!, svc.metadata!.name!).flatMap((slice) => withoutReadiness(slice) ?? []),
+        );
+        if (updates.length === 0) return;
+        await this.deps.slices.writer.apply({ creates: [], updates, deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
+        this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
     }
 
     /**
@@ -334,6 +372,7 @@ export class LinkController {
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
     private async sync(work: LinkWork): Promise<void> {
         if (work.kind === 'mirror') return this.syncMirror(work.namespace, work.name);
+        if (work.kind === 'unserved') return this.withdrawReadiness();
         await this.status.write({
             complete: this.ready,
             entries: this.link?.gateway ? this.entries : undefined,
@@ -408,6 +447,7 @@ export class LinkController {
 
     /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
     async stop(): Promise<void> {
+        clearTimeout(this.unservedTimer);
         await this.queue.shutDownWithDrain();
         await this.workers;
         await Promise.all([this.stopRemote(), this.probe?.stop()]);

@@ -142,4 +142,24 @@ describe('service mirror with a misbehaving remote cluster', () => {
         await running.stop();
         await proxy.stop();
     });
+
+    it('makes the mirrors of a Link that turned invalid not ready once the stale window has run out, and ready again once it is fixed', async () => {
+        const ctlNs = await env.local.namespace('mc-invalid');
+        const labels = { ...EXPORTED, link: 'invalid' };
+        await createLink(env, ctlNs, { name: 'invalid', gatewayAddress: '192.0.2.74', selector: { matchLabels: labels } });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web', { labels });
+        const running = await runServiceMirror(env, ctlNs);
+        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 ready');
+
+        await env.local.admin.mergePatch(objectPath(Links, ctlNs, 'invalid'), { spec: { gatewayPort: 'not-a-port' } });
+        await eventually('the InvalidLink Event', () => hasEvent(env, ctlNs, 'invalid', 'InvalidLink', 'gatewayPort'));
+        // TEST_DNS's window is 2 s: kept ready for it, then not ready, never deleted.
+        await eventually('not ready past the window', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 not-ready', 15_000);
+        assert.ok(await hasEvent(env, ctlNs, 'invalid', 'MirrorsNotReady'));
+
+        await env.local.admin.mergePatch(objectPath(Links, ctlNs, 'invalid'), { spec: { gatewayPort: '4143' } });
+        await eventually('ready again', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 ready');
+        await running.stop();
+    });
 });
