@@ -48,8 +48,9 @@ test: typecheck unit integration
 demo: deps control-plane
 	npx tsx src/demo/demo.ts
 
+# SCALE=large: cluster-scale adds one Service of 10 000 workloads.
 bench: deps control-plane
-	npx tsx bench/run.ts
+	SCALE=$(SCALE) npx tsx bench/run.ts
 
 # The generated parts of docs/ (a unit test fails when they are out of date).
 docs: deps

@@ -7,6 +7,7 @@ import { DEFAULT_MANAGED_BY, type ExternalWorkloadsController } from '../src/ext
 import { installCrds } from '../src/testing/crds.js';
 import { createService, createWorkload, metricValue, runExternalWorkloads, setReady, type RunningController } from '../test/integration/support.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
+import { inParallel } from './parallel.js';
 import { SliceWatch } from './slice-watch.js';
 import { median, type Report } from './stats.js';
 
@@ -21,14 +22,6 @@ const SETTLE_MS = 1_500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const workloadName = (i: number) => `vm-${String(i).padStart(4, '0')}`;
-
-async function inParallel<T>(items: T[], concurrency: number, each: (item: T) => Promise<void>): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-        while (next < items.length) await each(items[next++]!);
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-}
 
 const endpointsOf = (slices: V1EndpointSlice[]) => slices.flatMap((s) => s.endpoints ?? []);
 

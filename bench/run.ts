@@ -3,13 +3,15 @@
 // the design promises is flagged, not failed), write outside bench/results/, or connect beyond
 // loopback. Every cluster, controller and server a benchmark starts is stopped before it returns.
 //
-//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes]   (all by default)
+//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale]   (all by default)
+//   SCALE=large npx tsx bench/run.ts cluster-scale   (adds one Service of 10 000 workloads)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runApiserverWritesBenchmark } from './apiserver-writes.js';
+import { runClusterScaleBenchmark } from './cluster-scale.js';
 import { runExternalWorkloadsBenchmark } from './external-workloads.js';
 import { Cleanups } from './local-cluster.js';
 import { runPlannerBenchmarks } from './planner.js';
@@ -25,6 +27,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'external-workloads': (report) => runExternalWorkloadsBenchmark(report, cleanups),
     'service-mirror-dns': (report) => runServiceMirrorDnsBenchmark(report, cleanups),
     'apiserver-writes': (report) => runApiserverWritesBenchmark(report, cleanups),
+    'cluster-scale': (report) => runClusterScaleBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {

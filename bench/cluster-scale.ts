@@ -1,0 +1,501 @@
+// Benchmark: the external-workloads controller at cluster scale, run as users run it (the
+// compiled CLI in a process of its own, so its RSS and CPU are its own) against a real local
+// kube-apiserver + etcd. Every time is read off watches (when the apiserver had the state);
+// writes off the controller's own /metrics; RSS and CPU off /proc. Each figure sits next to a
+// baseline measured in the same run: the apiserver's own write rate, a status write's round trip.
+//
+// Default scale: 1 000 Services x 10 workloads, plus one Service of 1 000 for the burst.
+// SCALE=large adds one Service of 10 000 workloads.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
+import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
+import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
+import { installCrds } from '../src/testing/crds.js';
+import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
+import { inParallel } from './parallel.js';
+import { percentile, type Report } from './stats.js';
+
+const BENCHMARK = 'cluster-scale';
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const large = process.env.SCALE === 'large';
+const SERVICES = 1_000;
+const PER_SERVICE = 10;
+const BURST_WORKLOADS = 1_000;
+const BIG_SERVICE_WORKLOADS = large ? 10_000 : 0;
+const SLICE_SIZE = 100;
+const LONE_CHANGES = 20;
+const CHURN_CHANGES = 1_000;
+const CHURN_SECONDS = 10;
+const SETTLE_MS = 2_000;
+const CONCURRENCY = 16;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const svcName = (i: number) => `svc-${String(i).padStart(4, '0')}`;
+const wlName = (service: string, i: number) => `${service}-vm-${String(i).padStart(5, '0')}`;
+/** Addresses from 10/8, distinct per (service, workload); never connected to. */
+const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
+
+interface ServiceSpec {
+    name: string;
+    workloads: number;
+}
+
+/** Every slice of our controller in the namespace, with per-endpoint readiness and waiters. */
+class EndpointWatch {
+    readonly slices = new Map<string, V1EndpointSlice>();
+    /** "service/workload" → ready. */
+    readonly ready = new Map<string, boolean>();
+    endpoints = 0;
+    events = 0;
+    lastEventAt = 0;
+    private readonly waiters = new Map<string, { want: boolean; resolve: (at: number) => void }>();
+    private readonly conditionWaiters = new Set<{ check: () => boolean; resolve: (at: number) => void }>();
+    private readonly abort = new AbortController();
+    private running: Promise<void> = Promise.resolve();
+    private resourceVersion = '';
+    private failure: Error | undefined;
+    private readonly rejecters = new Set<(err: Error) => void>();
+
+    constructor(
+        private readonly rest: KubeRest,
+        private readonly namespace: string,
+    ) {}
+
+    private get selector() {
+        return `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}`;
+    }
+
+    async start(): Promise<void> {
+        const list = await this.rest.get<{ metadata: { resourceVersion: string }; items: V1EndpointSlice[] }>(collectionPath(EndpointSlices, this.namespace), { labelSelector: this.selector });
+        for (const slice of list.items) this.apply('ADDED', slice, performance.now());
+        this.resourceVersion = list.metadata.resourceVersion;
+        this.running = this.run();
+        await sleep(300); // the watch request is registered before anything is timed
+    }
+
+    /** A watch the apiserver ends or drops is resumed where it stopped; one too old to resume fails the waiters. */
+    private async run(): Promise<void> {
+        while (!this.abort.signal.aborted) {
+            try {
+                await this.rest.watch(
+                    collectionPath(EndpointSlices, this.namespace),
+                    { labelSelector: this.selector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
+                    this.abort.signal,
+                    (event) => this.apply(event.type, event.object as V1EndpointSlice, performance.now()),
+                    () => undefined,
+                );
+            } catch (err) {
+                if (this.abort.signal.aborted) return;
+                if (isGone(err)) return this.fail(err as Error);
+                await sleep(100);
+            }
+        }
+    }
+
+    private fail(err: Error): void {
+        this.failure = err;
+        for (const reject of this.rejecters) reject(err);
+        this.rejecters.clear();
+    }
+
+    private apply(type: string, slice: V1EndpointSlice, at: number): void {
+        if (type === 'ERROR') {
+            const status = slice as unknown as { code?: number; reason?: string; message?: string };
+            throw new ApiError(status.code ?? 0, status.reason ?? '', `slice watch: ${status.message}`);
+        }
+        this.resourceVersion = slice.metadata?.resourceVersion ?? this.resourceVersion;
+        if (type === 'BOOKMARK') return;
+        this.events++;
+        this.lastEventAt = at;
+        const name = slice.metadata!.name!;
+        const service = slice.metadata?.labels?.['kubernetes.io/service-name'] ?? '';
+        const old = this.slices.get(name);
+        if (old) this.endpoints -= old.endpoints?.length ?? 0;
+        if (type === 'DELETED') this.slices.delete(name);
+        else {
+            this.slices.set(name, slice);
+            this.endpoints += slice.endpoints?.length ?? 0;
+            for (const e of slice.endpoints ?? []) {
+                const key = `${service}/${e.targetRef?.name}`;
+                const ready = e.conditions?.ready === true;
+                this.ready.set(key, ready);
+                const waiter = this.waiters.get(key);
+                if (waiter && waiter.want === ready) {
+                    this.waiters.delete(key);
+                    waiter.resolve(at);
+                }
+            }
+        }
+        for (const waiter of this.conditionWaiters) {
+            if (!waiter.check()) continue;
+            this.conditionWaiters.delete(waiter);
+            waiter.resolve(at);
+        }
+    }
+
+    /** When the endpoint of `workload` in `service`'s slices shows ready === want. */
+    endpointReady(service: string, workload: string, want: boolean, timeoutMs: number): Promise<number> {
+        const key = `${service}/${workload}`;
+        if (this.ready.get(key) === want) return Promise.resolve(performance.now());
+        return this.waitFor(`${key} ready=${want}`, timeoutMs, (resolve) => this.waiters.set(key, { want, resolve }));
+    }
+
+    until(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
+        if (check()) return Promise.resolve(performance.now());
+        return this.waitFor(what, timeoutMs, (resolve) => this.conditionWaiters.add({ check, resolve }));
+    }
+
+    private waitFor(what: string, timeoutMs: number, register: (resolve: (at: number) => void) => void): Promise<number> {
+        if (this.failure) return Promise.reject(this.failure);
+        let rejecter: (err: Error) => void = () => undefined;
+        const waiting = new Promise<number>((resolve, reject) => {
+            rejecter = reject;
+            this.rejecters.add(reject);
+            register(resolve);
+        });
+        return withTimeout(waiting, timeoutMs, what).finally(() => this.rejecters.delete(rejecter));
+    }
+
+    readyCount(service: string): number {
+        let n = 0;
+        for (const slice of this.slices.values()) {
+            if (slice.metadata?.labels?.['kubernetes.io/service-name'] !== service) continue;
+            for (const e of slice.endpoints ?? []) if (e.conditions?.ready) n++;
+        }
+        return n;
+    }
+
+    async stop(): Promise<void> {
+        this.abort.abort();
+        await this.running;
+    }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The controller as `make build` compiles it (dist/), in its own process; BENCH_CONTROLLER_JS runs another build (e.g. an older commit's). */
+function controllerEntry(): string {
+    if (process.env.BENCH_CONTROLLER_JS) return process.env.BENCH_CONTROLLER_JS;
+    const tsc = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    if (tsc.status !== 0) throw new Error(`building the controller failed: ${tsc.stdout}${tsc.stderr}`);
+    return join(root, 'dist', 'cli', 'main.js');
+}
+
+class ControllerProcess {
+    private constructor(
+        readonly child: ChildProcess,
+        readonly adminAddr: string,
+        readonly startedAt: number,
+    ) {}
+
+    static async start(entry: string, kubeconfig: string, leaseNs: string, watchNs: string, cleanups: Cleanups): Promise<ControllerProcess> {
+        const help = spawnSync(process.execPath, [entry, 'external-workloads', '--help'], { encoding: 'utf8' }).stdout;
+        // Uncapped where the build has a client-side limit: the figures are the controller's, not the cap's.
+        const extra = help.includes('--kube-api-qps') ? ['--kube-api-qps', '0'] : [];
+        const startedAt = performance.now();
+        const child = spawn(process.execPath, [entry, 'external-workloads', '--kubeconfig', kubeconfig, '--namespace', leaseNs, '--watch-namespace', watchNs, '--admin-addr', '127.0.0.1:0', '--log-level', 'warn', ...extra], {
+            stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        const unregister = cleanups.add(async () => void child.kill('SIGKILL'));
+        child.once('exit', () => unregister());
+        let stderr = '';
+        const adminAddr = await withTimeout(
+            new Promise<string>((resolve, reject) => {
+                child.stderr!.on('data', (chunk: Buffer) => {
+                    stderr += chunk.toString();
+                    const match = /admin endpoint listening on (\S+)/.exec(stderr);
+                    if (match) resolve(match[1]!);
+                });
+                child.once('exit', (code) => reject(new Error(`controller exited (${code}): ${stderr}`)));
+            }),
+            60_000,
+            'the controller to listen',
+        );
+        return new ControllerProcess(child, adminAddr, startedAt);
+    }
+
+    private procStatus(field: string): number {
+        const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'));
+        return match ? Number(match[1]) / 1024 : Number.NaN;
+    }
+    rssMb(): number {
+        return this.procStatus('VmRSS');
+    }
+    peakRssMb(): number {
+        return this.procStatus('VmHWM');
+    }
+    /** User + system CPU seconds so far (clock ticks of 1/100 s, as on Linux). */
+    cpuSeconds(): number {
+        const fields = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+    }
+
+    async get(path: string): Promise<{ ms: number; text: string }> {
+        const started = performance.now();
+        const res = await fetch(`http://${this.adminAddr}${path}`, { signal: AbortSignal.timeout(30_000) });
+        const text = await res.text();
+        return { ms: performance.now() - started, text };
+    }
+
+    async metric(name: string, labels = ''): Promise<number> {
+        const { text } = await this.get('/metrics');
+        return metricFrom(text, name, labels);
+    }
+
+    async stop(): Promise<void> {
+        if (this.child.exitCode !== null) return;
+        const exited = new Promise((r) => this.child.once('exit', r));
+        this.child.kill('SIGTERM');
+        await withTimeout(exited, 30_000, 'the controller to exit').catch(() => this.child.kill('SIGKILL'));
+    }
+}
+
+function metricFrom(text: string, name: string, labels = ''): number {
+    const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{` : `${name} `) && l.includes(labels));
+    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : Number.NaN;
+}
+
+const WRITES = 'mesh_endpoints_external_workloads_endpointslice_changes_total';
+async function controllerWrites(controller: ControllerProcess): Promise<number> {
+    const { text } = await controller.get('/metrics');
+    return ['create', 'update', 'delete'].map((op) => metricFrom(text, WRITES, `operation="${op}"`) || 0).reduce((a, b) => a + b, 0);
+}
+
+/**
+ * While `work` runs: every 250 ms the controller's event-loop delay (prom-client's
+ * monitorEventLoopDelay figures, reset at each scrape), how long /healthz took to answer,
+ * RSS, and the Lease's renewTime (its gaps show whether renewals kept their period).
+ */
+async function sampleWhile<T>(controller: ControllerProcess, admin: KubeRest, leaseNs: string, work: Promise<T>) {
+    const p99: number[] = [];
+    const maxDelay: number[] = [];
+    const healthz: number[] = [];
+    const renewals: number[] = [];
+    let done = false;
+    const finished = work.finally(() => (done = true));
+    const sampler = (async () => {
+        while (!done) {
+            const [metrics, health, lease] = await Promise.all([
+                controller.get('/metrics').catch(() => undefined),
+                controller.get('/healthz').catch(() => undefined),
+                admin.get<{ spec?: { renewTime?: string } }>(objectPath(Leases, leaseNs, 'mesh-endpoints-external-workloads')).catch(() => undefined),
+            ]);
+            if (metrics) {
+                p99.push(metricFrom(metrics.text, 'mesh_endpoints_nodejs_eventloop_lag_p99_seconds') * 1000);
+                maxDelay.push(metricFrom(metrics.text, 'mesh_endpoints_nodejs_eventloop_lag_max_seconds') * 1000);
+            }
+            if (health) healthz.push(health.ms);
+            const renewTime = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : undefined;
+            if (renewTime && renewals[renewals.length - 1] !== renewTime) renewals.push(renewTime);
+            await sleep(250);
+        }
+    })();
+    const result = await finished;
+    await sampler;
+    const gaps = renewals.slice(1).map((t, i) => t - renewals[i]!);
+    const finite = (xs: number[]) => xs.filter(Number.isFinite);
+    return {
+        result,
+        loopP99Max: Math.max(0, ...finite(p99)),
+        loopMax: Math.max(0, ...finite(maxDelay)),
+        healthzMax: Math.max(0, ...healthz),
+        healthzP99: percentile(healthz, 99),
+        renewalGapMax: gaps.length > 0 ? Math.max(...gaps) : Number.NaN,
+        samples: healthz.length,
+    };
+}
+
+/** EndpointSlice writes per second this apiserver takes from one client at the controller's concurrency (2 workers). */
+async function apiserverWriteRate(cluster: BenchCluster, report: Report): Promise<number> {
+    const ns = await cluster.namespace('writes');
+    const n = 400;
+    const slice = (i: number): V1EndpointSlice => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `rate-${i}`, namespace: ns, labels: { 'kubernetes.io/service-name': `rate-${i % 40}` } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: Array.from({ length: 10 }, (_, j) => ({ addresses: [ipOf(i * 10 + j + 1)], conditions: { ready: true } })),
+    });
+    const indexes = Array.from({ length: n }, (_, i) => i);
+    let started = performance.now();
+    const created: V1EndpointSlice[] = [];
+    await inParallel(indexes, 2, async (i) => void created.push(await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i))));
+    const createRate = n / ((performance.now() - started) / 1000);
+    started = performance.now();
+    await inParallel(created, 2, async (s) => {
+        s.endpoints[0]!.conditions = { ready: false };
+        await cluster.admin.replace(objectPath(EndpointSlices, ns, s.metadata!.name!), s);
+    });
+    const updateRate = n / ((performance.now() - started) / 1000);
+    report.value(BENCHMARK, 'baseline: apiserver EndpointSlice creates per second (one client, 2 at a time)', n, 'slices', createRate, 'writes/s');
+    report.value(BENCHMARK, 'baseline: apiserver EndpointSlice updates per second (one client, 2 at a time)', n, 'slices', updateRate, 'writes/s');
+    return createRate;
+}
+
+async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[], report: Report): Promise<void> {
+    const started = performance.now();
+    let n = 0;
+    const workloads = services.flatMap((svc) => Array.from({ length: svc.workloads }, (_, i) => ({ service: svc.name, name: wlName(svc.name, i), ip: ipOf(++n) })));
+    // Created without status: not ready until a benchmark flips them (half the set-up writes).
+    await inParallel(workloads, CONCURRENCY, async (w) => {
+        await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
+            apiVersion: 'workload.linkerd.io/v1beta1',
+            kind: 'ExternalWorkload',
+            metadata: { name: w.name, labels: { app: w.service } },
+            spec: {
+                meshTLS: { identity: `${w.name}.${ns}.serviceaccount.identity.linkerd.cluster.local`, serverName: w.name },
+                workloadIPs: [{ ip: w.ip }],
+                ports: [{ name: 'http', port: 8080 }],
+            },
+        });
+    });
+    await inParallel(services, CONCURRENCY, async (svc) => {
+        await cluster.admin.create(collectionPath(Services, ns), {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: svc.name },
+            spec: { selector: { app: svc.name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+        });
+    });
+    report.value(BENCHMARK, 'set-up: workloads and Services created', workloads.length, 'workloads', performance.now() - started, 'ms');
+}
+
+async function setReady(cluster: BenchCluster, ns: string, name: string, ready: boolean): Promise<number> {
+    await cluster.admin.mergePatch(`${collectionPath(ExternalWorkloads, ns)}/${name}/status`, {
+        status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+    });
+    return performance.now();
+}
+
+const slicesFor = (workloads: number) => Math.ceil(workloads / SLICE_SIZE);
+
+export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanups): Promise<void> {
+    const entry = controllerEntry();
+    if (!existsSync(entry)) throw new Error(`no controller at ${entry}`);
+    const cluster = await startBenchCluster(benchClusterName('scale'), cleanups);
+    try {
+        await installCrds(cluster.admin);
+        const writeRate = await apiserverWriteRate(cluster, report);
+        const ns = await cluster.namespace('scale');
+        const leaseNs = await cluster.namespace('lease');
+        const services: ServiceSpec[] = Array.from({ length: SERVICES }, (_, i) => ({ name: svcName(i), workloads: PER_SERVICE }));
+        services.push({ name: 'burst', workloads: BURST_WORKLOADS });
+        if (BIG_SERVICE_WORKLOADS > 0) services.push({ name: 'big', workloads: BIG_SERVICE_WORKLOADS });
+        await setUp(cluster, ns, services, report);
+        const totalWorkloads = services.reduce((n, s) => n + s.workloads, 0);
+        const minimumWrites = services.reduce((n, s) => n + slicesFor(s.workloads), 0);
+        const scale = `${SERVICES} Services x ${PER_SERVICE} + ${BURST_WORKLOADS}${BIG_SERVICE_WORKLOADS ? ` + ${BIG_SERVICE_WORKLOADS}` : ''}`;
+
+        const watch = new EndpointWatch(cluster.admin, ns);
+        await watch.start();
+        const controller = await ControllerProcess.start(entry, cluster.state.kubeconfig, leaseNs, ns, cleanups);
+        try {
+            // Initial sync.
+            const cpuBefore = controller.cpuSeconds();
+            const sync = await sampleWhile(
+                controller,
+                cluster.admin,
+                leaseNs,
+                watch.until('every slice of the initial sync', () => watch.endpoints === totalWorkloads && watch.slices.size === minimumWrites, 30 * 60_000),
+            );
+            const syncMs = sync.result - controller.startedAt;
+            await sleep(SETTLE_MS);
+            const writes = await controllerWrites(controller);
+            const ideal = (minimumWrites / writeRate) * 1000;
+            report.value(BENCHMARK, `initial sync (${scale}): process start to last slice write`, totalWorkloads, 'workloads', syncMs, 'ms', undefined, {
+                'minimum writes / apiserver create rate (ms)': ideal,
+                'ratio to that': syncMs / ideal,
+            });
+            report.value(BENCHMARK, 'initial sync: slice writes', totalWorkloads, 'workloads', writes, 'writes', minimumWrites);
+            report.value(BENCHMARK, 'initial sync: controller CPU', totalWorkloads, 'workloads', controller.cpuSeconds() - cpuBefore, 's');
+            const heapMb = (await controller.metric('mesh_endpoints_nodejs_heap_size_used_bytes')) / 2 ** 20;
+            report.value(BENCHMARK, 'initial sync: controller peak RSS', totalWorkloads, 'workloads', controller.peakRssMb(), 'MB', undefined, {
+                'RSS after (MB)': controller.rssMb(),
+                'V8 heap used after (MB)': heapMb,
+                'heap per workload (KB)': (heapMb * 1024) / totalWorkloads,
+            });
+            report.value(BENCHMARK, 'initial sync: event-loop delay p99, worst 250 ms window', totalWorkloads, 'workloads', sync.loopP99Max, 'ms', undefined, { 'max delay (ms)': sync.loopMax });
+            report.value(BENCHMARK, 'initial sync: /healthz answer time, max', sync.samples, 'probes', sync.healthzMax, 'ms', undefined, { p99: sync.healthzP99 });
+            report.value(BENCHMARK, 'initial sync: longest gap between Lease renewals (retry period 2 s)', totalWorkloads, 'workloads', sync.renewalGapMax, 'ms');
+
+            // Lone changes: one workload of a quiet Service turns ready; its slice, seen by a watch.
+            const lone: number[] = [];
+            const roundTrips: number[] = [];
+            let writesBefore = await controllerWrites(controller);
+            for (let i = 0; i < LONE_CHANGES; i++) {
+                const service = svcName(i * 37);
+                const workload = wlName(service, 0);
+                const sentAt = performance.now();
+                const writtenAt = await setReady(cluster, ns, workload, true);
+                const seenAt = await watch.endpointReady(service, workload, true, 60_000);
+                roundTrips.push(writtenAt - sentAt);
+                lone.push(seenAt - writtenAt);
+                await sleep(300);
+            }
+            const loneWrites = (await controllerWrites(controller)) - writesBefore;
+            report.timing(BENCHMARK, 'lone change: workload status written to slice updated (seen by a watch)', LONE_CHANGES, 'changes', lone, { 'slice writes per change': loneWrites / LONE_CHANGES });
+            report.timing(BENCHMARK, 'baseline: the status write round trip itself', LONE_CHANGES, 'changes', roundTrips);
+
+            // Churn: readiness flips spread evenly over CHURN_SECONDS across the Services.
+            writesBefore = await controllerWrites(controller);
+            const flips = Array.from({ length: CHURN_CHANGES }, (_, k) => {
+                const service = svcName((k * 7919) % SERVICES);
+                return { service, workload: wlName(service, 1 + (k % (PER_SERVICE - 1))), at: (k * CHURN_SECONDS * 1000) / CHURN_CHANGES };
+            });
+            const churnStart = performance.now();
+            const churn = await sampleWhile(
+                controller,
+                cluster.admin,
+                leaseNs,
+                Promise.all(
+                    flips.map(async (flip) => {
+                        await sleep(flip.at - (performance.now() - churnStart));
+                        const want = !(watch.ready.get(`${flip.service}/${flip.workload}`) ?? false);
+                        const writtenAt = await setReady(cluster, ns, flip.workload, want);
+                        return (await watch.endpointReady(flip.service, flip.workload, want, 120_000)) - writtenAt;
+                    }),
+                ),
+            );
+            await sleep(SETTLE_MS);
+            const churnWrites = (await controllerWrites(controller)) - writesBefore;
+            const lat = churn.result;
+            report.value(BENCHMARK, `churn: ${CHURN_CHANGES} readiness flips over ${CHURN_SECONDS} s, status write to slice, p50`, CHURN_CHANGES, 'changes', percentile(lat, 50), 'ms', undefined, {
+                p90: percentile(lat, 90),
+                p99: percentile(lat, 99),
+                max: Math.max(...lat),
+                'slice writes per change': churnWrites / CHURN_CHANGES,
+                'event-loop p99 worst window (ms)': churn.loopP99Max,
+            });
+
+            // Burst: every workload of one Service turns ready at once.
+            writesBefore = await controllerWrites(controller);
+            const burstNames = Array.from({ length: BURST_WORKLOADS }, (_, i) => wlName('burst', i));
+            const burstStart = performance.now();
+            await inParallel(burstNames, CONCURRENCY, async (name) => void (await setReady(cluster, ns, name, true)));
+            const burstWritten = performance.now();
+            const burstDone = await watch.until('the burst published', () => watch.readyCount('burst') === BURST_WORKLOADS, 120_000);
+            await sleep(SETTLE_MS);
+            const burstWrites = (await controllerWrites(controller)) - writesBefore;
+            report.value(BENCHMARK, `burst: ${BURST_WORKLOADS} workloads of one Service turn ready at once: slice writes`, BURST_WORKLOADS, 'changes', burstWrites, 'writes', undefined, {
+                'minimum (its slices)': slicesFor(BURST_WORKLOADS),
+                'status writes took (ms)': burstWritten - burstStart,
+                'last status write to all published (ms)': burstDone - burstWritten,
+            });
+            report.value(BENCHMARK, 'controller RSS after all of the above', totalWorkloads, 'workloads', controller.rssMb(), 'MB', undefined, { 'peak (MB)': controller.peakRssMb() });
+        } finally {
+            await controller.stop();
+            await watch.stop();
+        }
+    } finally {
+        await cluster.stop();
+    }
+}
