@@ -74,6 +74,28 @@ describe('informer', () => {
         await cleanup();
     });
 
+    it('caches what the transform keeps, once per version, without managedFields', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('one'));
+        const versions: string[] = [];
+        const { informer, cleanup } = await proxiedInformer(ns, {
+            transform: (obj: KubeObject) => {
+                versions.push(`${obj.metadata?.name}@${obj.metadata?.resourceVersion}`);
+                assert.equal(obj.metadata?.managedFields, undefined, 'managedFields dropped before the transform');
+                return { ...obj, transformed: true } as KubeObject;
+            },
+        });
+        informer.start();
+        await informer.synced;
+        const changed = await cluster.admin.replace<KubeObject>(objectPath(ConfigMaps, ns, 'one'), cm('one', 'changed'));
+        await converged(informer, ns);
+        const cached = informer.store.get(ns, 'one') as KubeObject & { transformed?: boolean };
+        assert.equal(cached.transformed, true);
+        assert.equal(cached.metadata?.resourceVersion, changed.metadata?.resourceVersion);
+        assert.equal(new Set(versions).size, versions.length, `each version transformed once: ${versions.join(', ')}`);
+        await cleanup();
+    });
+
     it('reconnects after every connection is cut, and converges on what changed meanwhile', async () => {
         const ns = await cluster.namespace();
         for (const n of ['a', 'b', 'c']) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(n));
