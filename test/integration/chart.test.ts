@@ -123,6 +123,7 @@ describe('helm template', () => {
             'MeshEndpointsDroppedKeys',
             'MeshEndpointsGatewayDNSStale',
             'MeshEndpointsGatewayDown',
+            'MeshEndpointsLinkNotServed',
             'MeshEndpointsNoLeader',
             'MeshEndpointsRemoteUnreachable',
             'MeshEndpointsSyncErrors',
