@@ -121,6 +121,23 @@ describe('the chart installed on a real apiserver', () => {
         }
     });
 
+    it('passes the strict dry run with every optional part on', async () => {
+        const linkNs = 'linkerd-multicluster';
+        await local.admin.create(collectionPath(Namespaces), { metadata: { name: linkNs } });
+        const everything = await renderChart({
+            release: 'everything',
+            namespace: releaseNs,
+            values: {
+                ...values,
+                externalWorkloads: { ...values.externalWorkloads, watchNamespace: 'apps', conversionWebhook: { enabled: true } },
+                serviceMirror: { ...values.serviceMirror, linkNamespace: linkNs },
+                metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } }, prometheusRule: { enabled: true, labels: { release: 'prometheus' } } },
+            },
+        });
+        assert.ok(everything.some((o) => o.kind === 'Role' && o.metadata.namespace === linkNs), 'the mirror Role where its Links are');
+        await applyObjects(local.admin, everything, { dryRun: true });
+    });
+
     it('external-workloads, run as its Deployment and ServiceAccount, publishes workloads', async () => {
         const deployment = deploymentOf('external-workloads');
         const ew = await startAsPod(deployment, `${deployment.metadata!.name}-7d9f-abcde`);
