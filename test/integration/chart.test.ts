@@ -2,6 +2,8 @@
 // chart promises (HA, probes, hardening, switches, monitoring). Validation of the rendered
 // objects by a real apiserver and the install proof are in install.test.ts.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { chartDir, renderChart, runHelm, type ManifestObject } from '../../src/testing/chart.js';
@@ -128,5 +130,7 @@ describe('helm template', () => {
             'MeshEndpointsRemoteUnreachable',
             'MeshEndpointsSyncErrors',
         ]);
+        const readme = readFileSync(join(chartDir, 'README.md'), 'utf8');
+        for (const alert of rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert))) assert.ok(readme.includes(`| \`${alert}\` |`), `${alert} in the chart README`);
     });
 });
