@@ -30,6 +30,7 @@ import { readLinks } from './read.js';
 
 interface Flags extends OperatorFlags {
     controllerNamespace: string;
+    externalWorkloadsLease: string;
     remoteTimeout: number;
 }
 
@@ -39,6 +40,7 @@ export function checkCommand(program: Command): void {
         .description('check the CRDs, the controllers, your rights and every Link; exit 1 if a check fails');
     operatorOptions(command)
         .option('--controller-namespace <ns>', "namespace of the external-workloads controller's Lease", 'mesh-endpoints')
+        .option('--external-workloads-lease <name>', "the external-workloads controller's Lease (its --lease-name)", EXTERNAL_WORKLOADS_LEASE)
         .addOption(durationOption('--remote-timeout <duration>', "how long to wait for each Link's remote apiserver", 5_000))
         .action((flags: Flags) =>
             run(flags)
@@ -68,7 +70,7 @@ async function run(flags: Flags): Promise<boolean> {
 
         const view = await read('Links', `the Links of ${flags.namespace}`, () => readLinks(rest, flags.namespace));
         const leases = [
-            { controller: 'external-workloads', ref: { namespace: flags.controllerNamespace, name: EXTERNAL_WORKLOADS_LEASE }, required: true },
+            { controller: 'external-workloads', ref: { namespace: flags.controllerNamespace, name: flags.externalWorkloadsLease }, required: true },
             // Without a Link there is nothing to mirror: a missing service mirror is only worth a warning.
             { controller: 'service-mirror', ref: { namespace: flags.namespace, name: SERVICE_MIRROR_LEASE }, required: (view?.links?.length ?? 0) > 0 },
         ];

@@ -31,19 +31,33 @@ export async function listIfServed<T>(rest: KubeRest, path: string, query: Query
 
 export interface LinksView {
     /** Undefined: the Link CRD is not installed. */
-    links?: unknown[];
+    links?: object[];
     reports: LinkReport[];
+}
+
+/** The Links of a namespace, or undefined when the Link CRD is not installed. */
+export async function listLinks(rest: KubeRest, namespace: string): Promise<object[] | undefined> {
+    // Items of a list may lack apiVersion and kind; parseLink wants both.
+    const links = await listIfServed<object>(rest, collectionPath(Links, namespace));
+    return links?.map((link) => ({ apiVersion: apiVersionOf(Links), kind: Links.kind, ...link }));
 }
 
 /** Every Link of the namespace, with its mirrors (in any namespace), their slices and the Link Events. */
 export async function readLinks(rest: KubeRest, namespace: string): Promise<LinksView> {
-    // Items of a list may lack apiVersion and kind; parseLink wants both.
-    const links = (await listIfServed<object>(rest, collectionPath(Links, namespace)))?.map((l) => ({ apiVersion: apiVersionOf(Links), kind: Links.kind, ...l }));
+    const links = await listLinks(rest, namespace);
     if (links === undefined || links.length === 0) return { links, reports: [] };
-    const [services, slices, events] = await Promise.all([
-        listAll<V1Service>(rest, collectionPath(Services), { labelSelector: `${MIRRORED_SERVICE_LABEL}=true` }),
-        listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
+    const [{ services, slices }, events] = await Promise.all([
+        readMirrors(rest),
         listAll<LinkEventObject>(rest, collectionPath(Events, namespace), { fieldSelector: 'involvedObject.kind=Link' }),
     ]);
     return { links, reports: links.map((link) => linkReport({ link, services, slices, events })) };
+}
+
+/** Every mirror Service and mirror EndpointSlice, in every namespace (a Link's are picked out in ops/). */
+export async function readMirrors(rest: KubeRest): Promise<{ services: V1Service[]; slices: V1EndpointSlice[] }> {
+    const [services, slices] = await Promise.all([
+        listAll<V1Service>(rest, collectionPath(Services), { labelSelector: `${MIRRORED_SERVICE_LABEL}=true` }),
+        listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
+    ]);
+    return { services, slices };
 }

@@ -3,16 +3,13 @@
 // `kubectl delete --ignore-not-found -f -`, as `linkerd multicluster unlink` does; --apply
 // deletes them itself. The read-only access `link` set up on the remote cluster is not
 // touched (it is the remote's to remove).
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
 import { isNotFound } from '../kube/rest.js';
-import { apiVersionOf, collectionPath, EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
-import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
 import { findLink, unlinkObjects, unlinkYaml, type ObjectToDelete } from '../ops/unlink.js';
 import { fail } from './common.js';
 import { operatorOptions, withClient, type OperatorFlags } from './operator-options.js';
-import { listAll, listIfServed } from './read.js';
+import { listLinks, readMirrors } from './read.js';
 
 interface Flags extends OperatorFlags {
     clusterName: string;
@@ -33,14 +30,11 @@ export function unlinkCommand(program: Command): void {
 
 async function run(flags: Flags): Promise<void> {
     await withClient(flags, async (rest) => {
-        const links = await listIfServed<object>(rest, collectionPath(Links, flags.namespace));
+        const links = await listLinks(rest, flags.namespace);
         if (links === undefined) throw new Error('the Link CRD (links.multicluster.linkerd.io) is not installed');
-        const found = findLink(links.map((l) => ({ apiVersion: apiVersionOf(Links), ...l })), flags.clusterName, flags.namespace);
+        const found = findLink(links, flags.clusterName, flags.namespace);
         if ('error' in found) throw new Error(found.error);
-        const [services, slices] = await Promise.all([
-            listAll<V1Service>(rest, collectionPath(Services), { labelSelector: `${MIRRORED_SERVICE_LABEL}=true` }),
-            listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
-        ]);
+        const { services, slices } = await readMirrors(rest);
         const objects = unlinkObjects(found.link, services, slices);
         if (!flags.apply) {
             process.stdout.write(flags.output === 'json' ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n` : unlinkYaml(objects));

@@ -104,7 +104,7 @@ export function accessNeeds(linkNamespace: string, controllerNamespace: string):
         { verb: 'get', group: '', resource: 'secrets', namespace: linkNamespace, usedBy: 'check (remote reachable)' },
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: controllerNamespace, usedBy: 'check' },
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: linkNamespace, usedBy: 'check' },
-        { verb: 'list', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', usedBy: 'check' },
+        { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', usedBy: 'check' },
     ];
     const unlink: AccessNeed[] = [
         { verb: 'delete', group: LINK_GROUP, resource: 'links', namespace: linkNamespace, usedBy: 'unlink --apply' },
@@ -127,7 +127,7 @@ function dedupe(needs: AccessNeed[]): AccessNeed[] {
 
 export function describeNeed(need: AccessNeed): string {
     const resource = need.group ? `${need.resource}.${need.group}` : need.resource;
-    return `${need.verb} ${resource} ${need.namespace ? `in ${need.namespace}` : 'in all namespaces'}`;
+    return `${need.verb} ${resource} ${need.namespace ? `in ${need.namespace}` : 'cluster-wide'}`;
 }
 
 /** One check for a set of rights: which were denied, and for which command. `required: false` makes it a warning. */

@@ -94,8 +94,8 @@ describe('check', () => {
         assert.equal(ok, false);
         const rbac = results.find((r) => r.description === 'you may read what status, gateways and check read');
         assert.equal(rbac?.status, 'fail');
-        assert.match(rbac!.detail!, /list services in all namespaces \(status\)/);
-        assert.match(rbac!.detail!, /list customresourcedefinitions\.apiextensions\.k8s\.io in all namespaces \(check\)/);
+        assert.match(rbac!.detail!, /list services cluster-wide \(status\)/);
+        assert.match(rbac!.detail!, /get customresourcedefinitions\.apiextensions\.k8s\.io cluster-wide \(check\)/);
         assert.ok(results.some((r) => r.category === 'CRDs' && r.status === 'fail' && /forbidden/i.test(r.detail ?? '')));
     });
 
