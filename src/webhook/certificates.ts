@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Logger } from '../kube/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 import { collectionPath, objectPath, Secrets } from '../kube/resources.js';
-import { certFacts, type KeyPair, type ServingBundle } from './certs.js';
+import { certFacts, splitPem, type KeyPair, type ServingBundle } from './certs.js';
 import { conversionPatch, type CrdConversion, type WebhookService } from './crd-conversion.js';
 import { decideRenewal, DEFAULT_RENEWAL, issue, type RenewalPolicy } from './renewal.js';
 
@@ -56,7 +56,7 @@ function bundleOfSecret(secret: SecretObject | undefined): ServingBundle | undef
     if (!data['tls.crt'] || !data['tls.key']) return undefined;
     const caBundle = unb64(data['ca.crt']);
     const caKey = unb64(data['ca.key']);
-    return { serving: { cert: unb64(data['tls.crt']), key: unb64(data['tls.key']) }, ca: { cert: caBundle, key: caKey || undefined }, caBundle };
+    return { serving: { cert: unb64(data['tls.crt']), key: unb64(data['tls.key']) }, ca: { cert: splitPem(caBundle)[0] ?? '', key: caKey || undefined }, caBundle };
 }
 
 function secretOfBundle(name: string, bundle: ServingBundle, resourceVersion?: string): SecretObject & { apiVersion: string; kind: string } {
@@ -91,7 +91,7 @@ export class WebhookCertificates {
         return facts !== undefined && facts.notAfter > this.now();
     }
 
-    /** The first check, retried until it succeeds; later checks run on a timer. */
+    /** The first check, retried until it succeeds (or stop()); later checks run on a timer. */
     async start(): Promise<void> {
         this.running = true;
         for (let delay = 500; ; delay = Math.min(delay * 2, 30_000)) {
@@ -101,7 +101,7 @@ export class WebhookCertificates {
             } catch (err) {
                 if (!this.running) return;
                 this.log.error({ err }, 'webhook certificate not ready; retrying');
-                await new Promise((r) => setTimeout(r, delay));
+                await new Promise((r) => setTimeout(r, delay).unref());
             }
         }
     }
@@ -156,7 +156,7 @@ export class WebhookCertificates {
         if (source.kind === 'files') {
             const read = (file: string) => readFile(join(source.dir, file), 'utf8');
             const [cert, key, caBundle] = await Promise.all([read('tls.crt'), read('tls.key'), read('ca.crt').catch(() => '')]);
-            return { bundle: { serving: { cert, key }, ca: { cert: caBundle }, caBundle } };
+            return { bundle: { serving: { cert, key }, ca: { cert: splitPem(caBundle)[0] ?? '' }, caBundle } };
         }
         if (source.kind === 'secret') {
             const bundle = bundleOfSecret(await this.getSecret(source.secretName));

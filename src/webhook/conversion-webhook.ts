@@ -32,6 +32,8 @@ export class ConversionWebhook implements ReplicaService {
     readonly name = 'conversion-webhook';
     readonly server: WebhookServer;
     readonly certificates: WebhookCertificates;
+    /** Resolves once the first certificate is served (or the webhook stopped before). */
+    certificatesReady: Promise<void> = Promise.resolve();
 
     constructor(opts: ConversionWebhookOptions) {
         const logger = opts.logger.child({ component: this.name });
@@ -48,10 +50,16 @@ export class ConversionWebhook implements ReplicaService {
         });
     }
 
+    /**
+     * Binds the port now (a bad --webhook-addr stops the process); the certificate comes in
+     * the background, retried, so a Secret or CRD problem never holds up the controller:
+     * /readyz says so until it is solved.
+     */
     async start(): Promise<void> {
-        await this.certificates.start();
         await this.server.start();
+        this.certificatesReady = this.certificates.start();
     }
+
 
     ready(): boolean {
         return this.server.serving() && this.certificates.valid();

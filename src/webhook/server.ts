@@ -56,9 +56,10 @@ export class WebhookServer {
         return this.server?.listening === true && this.certificate !== undefined;
     }
 
+    /** Listens at once (a port in use fails here); handshakes succeed once a certificate is set. */
     async start(): Promise<string> {
-        if (!this.certificate) throw new Error('the conversion webhook needs a certificate before it starts');
-        const server = createServer({ cert: this.certificate.cert, key: this.certificate.key }, (req, res) => this.handle(req, res));
+        const tls = this.certificate ? { cert: this.certificate.cert, key: this.certificate.key } : {};
+        const server = createServer(tls, (req, res) => this.handle(req, res));
         this.server = server;
         const { host, port } = parseHostPort(this.opts.addr);
         await new Promise<void>((resolve, reject) => {

@@ -226,6 +226,7 @@ describe('the ExternalWorkload conversion webhook', () => {
         });
         try {
             await webhook.start();
+            await webhook.certificatesReady;
             assert.ok(webhook.ready());
             await convertThrough(port);
             const first = await secretData('short-lived');
@@ -263,6 +264,7 @@ describe('the ExternalWorkload conversion webhook', () => {
         });
         try {
             await webhook.start();
+            await webhook.certificatesReady;
             const crd = await cluster.admin.get<{ spec: { conversion: unknown } }>(CRD);
             assert.deepEqual(crd.spec.conversion, {
                 strategy: 'Webhook',

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isNotFound } from '../../src/kube/rest.js';
-import { collectionPath, Leases, Namespaces, objectPath, Services } from '../../src/kube/resources.js';
+import { collectionPath, Leases, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { freePort } from '../../src/testing/cluster.js';
 import { applyObjects, parseManifests, renderChart, repoRoot, type ManifestObject } from '../../src/testing/chart.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
@@ -27,12 +27,16 @@ const env: MirrorEnv = { local, remote, dns, controllers: new Set() };
 
 const releaseNs = 'mesh-endpoints';
 await local.admin.create(collectionPath(Namespaces), { metadata: { name: releaseNs } });
-const ports = { externalWorkloads: await freePort(), serviceMirror: await freePort() };
+const ports = { externalWorkloads: await freePort(), serviceMirror: await freePort(), webhook: await freePort() };
 // What a user would set to run here: the loopback DNS server and short TTL bounds, probes to loopback,
 // the admin endpoints on loopback ports (each pod has its own network in a cluster, these share one).
 const values = {
     adminBindAddress: '127.0.0.1',
-    externalWorkloads: { adminPort: ports.externalWorkloads, batchPeriod: '100ms' },
+    externalWorkloads: {
+        adminPort: ports.externalWorkloads,
+        batchPeriod: '100ms',
+        conversionWebhook: { enabled: true, bindAddress: '127.0.0.1', port: ports.webhook },
+    },
     serviceMirror: { adminPort: ports.serviceMirror, dnsServers: [dns.address], dnsMinTtl: '1s', dnsMaxTtl: '3s', probeAddressOverride: '127.0.0.1' },
     metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } },
 };
@@ -160,6 +164,16 @@ describe('the chart installed on a real apiserver', () => {
             });
             await local.admin.delete(objectPath(Services, ns, 'web'));
             await eventually('its slices deleted with the Service', async () => (await slicesOf(local, ns, 'web')).length === 0);
+            // The conversion webhook: its self-signed certificate in the release namespace, the
+            // CRD's conversion pointed at the chart's Service with that CA (nothing here routes a
+            // Service, so conversion itself is proved in conversion-webhook.test.ts).
+            const secret = await local.admin.get<{ data: Record<string, string> }>(objectPath(Secrets, releaseNs, 'mesh-endpoints-external-workloads-webhook-cert'));
+            const crd = await local.admin.get<{ spec: { conversion: { strategy: string; webhook: { clientConfig: { caBundle: string; service: { name: string; namespace: string } } } } } }>(
+                '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/externalworkloads.workload.linkerd.io',
+            );
+            assert.equal(crd.spec.conversion.strategy, 'Webhook');
+            assert.deepEqual(crd.spec.conversion.webhook.clientConfig.service, { namespace: releaseNs, name: 'mesh-endpoints-external-workloads-webhook', path: '/convert', port: 443 });
+            assert.equal(crd.spec.conversion.webhook.clientConfig.caBundle, secret.data['ca.crt']);
             const lease = await local.admin.get<{ spec: { holderIdentity?: string } }>(objectPath(Leases, releaseNs, 'mesh-endpoints-external-workloads'));
             assert.equal(lease.spec.holderIdentity, `${deployment.metadata!.name}-7d9f-abcde`, 'leads under its pod name (the downward API)');
         });
