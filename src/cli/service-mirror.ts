@@ -1,10 +1,11 @@
 // `mesh-endpoints service-mirror`: the multicluster service mirror in one process. It serves
 // every Link in --namespace, one Lease (mesh-endpoints-service-mirror) for the process. The
 // DNS failure policy and the probe are explained to users in HELP (shown by --help).
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
 import type { ProbeAddressOverride } from '../servicemirror/probe.js';
+import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
@@ -15,6 +16,32 @@ interface Flags extends ControllerFlags {
     dnsTimeout: number;
     probeAddressOverride?: ProbeAddressOverride;
     maxEndpointsPerSlice: number;
+    enableHeadlessServices: boolean;
+    enableNamespaceCreation: boolean;
+    federatedServiceSelector: LabelSelector;
+    excludedLabels: string[];
+    excludedAnnotations: string[];
+}
+
+/** What Linkerd's chart passes its local service mirror (its flag's own default is the bare key). */
+const DEFAULT_LOCAL_FEDERATED_SELECTOR = 'mirror.linkerd.io/federated=member';
+
+function selectorFlag(text: string): LabelSelector {
+    const parsed = parseLabelSelector(text);
+    if ('error' in parsed) throw new InvalidArgumentError(parsed.error);
+    return parsed;
+}
+
+/** `--flag` alone is true; `--flag=false` too is accepted, as Linkerd's Go flags do. */
+function boolFlag(text: string): boolean {
+    if (text === 'true') return true;
+    if (text === 'false') return false;
+    throw new InvalidArgumentError('expected true or false');
+}
+
+/** Linkerd's form: split on commas, no trimming of keys; "" is no key at all. */
+function keyListFlag(text: string): string[] {
+    return text.split(',').filter((key) => key !== '');
 }
 
 function dnsServersFlag(text: string): string[] {
@@ -35,7 +62,24 @@ status.gatewayResolution.
 A Link with probeSpec.path is probed (HTTP GET on the gateway's probe port); after
 failureThreshold failures every mirror endpoint of the Link is not ready until a probe passes.
 --probe-address-override sends the probes elsewhere (a local proxy to the gateway, or a test
-server on 127.0.0.1).`;
+server on 127.0.0.1).
+
+Linkerd's other modes, with its object names, labels and annotations:
+--enable-headless-services  a remote headless Service whose endpoints have hostnames (a
+    StatefulSet) is mirrored as a headless <svc>-<cluster> plus one <hostname>-<cluster> per
+    pod pointing at the gateway, so <hostname>.<svc>-<cluster>.<ns>.svc resolves. Without it a
+    headless remote is mirrored as an ordinary ClusterIP mirror.
+Federated services: remote Services a Link's spec.federatedServiceSelector selects, and local
+    ones --federated-service-selector selects, become one <name>-federated Service (no
+    endpoints of its own) whose multicluster.linkerd.io/remote-discovery and local-discovery
+    annotations Linkerd's destination reads. Its metadata comes from the local member, else from
+    the member of the oldest Link. --excluded-labels and --excluded-annotations (KEY or PREFIX/*)
+    apply to the local member, as Linkerd's flags do; a Link's own spec.excludedLabels and
+    spec.excludedAnnotations apply to its mirrors and members.
+--enable-namespace-creation  a mirror whose namespace is missing here gets the namespace
+    created (labelled mirror.linkerd.io/mirrored-service and cluster-name; needs the right to
+    create namespaces, which the chart grants with serviceMirror.enableNamespaceCreation)
+    instead of waiting for it.`;
 
 export function serviceMirrorCommand(program: Command): void {
     const command = program
@@ -53,6 +97,15 @@ export function serviceMirrorCommand(program: Command): void {
             probeOverrideFlag,
         )
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
+        .option('--enable-headless-services [bool]', 'mirror headless Services with hostnames as headless mirrors plus one endpoint mirror per hostname', boolFlag, false)
+        .option('--enable-namespace-creation [bool]', 'create the namespace of a mirror when it is missing here', boolFlag, false)
+        .addOption(
+            new Option('--federated-service-selector <selector>', 'local Services that join their federated Service as the local member ("" for none)')
+                .argParser(selectorFlag)
+                .default(selectorFlag(DEFAULT_LOCAL_FEDERATED_SELECTOR), DEFAULT_LOCAL_FEDERATED_SELECTOR),
+        )
+        .addOption(new Option('--excluded-labels <key,...>', 'labels of local federated members not copied (KEY or PREFIX/*)').argParser(keyListFlag).default([], 'none'))
+        .addOption(new Option('--excluded-annotations <key,...>', 'annotations of local federated members not copied (KEY or PREFIX/*)').argParser(keyListFlag).default([], 'none'))
         .addHelpText('after', HELP)
         .action((flags: Flags) => run(flags).catch(fail));
 }
@@ -70,6 +123,13 @@ async function run(flags: Flags): Promise<void> {
             maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
             // Remote clusters see who reads them, with the same request deadline as the local one.
             newRemoteRest: (kubeConfig) => new KubeRest(kubeConfig, { component: 'service-mirror', timeoutMs: deps.rest.settings.timeoutMs }),
+            enableHeadlessServices: flags.enableHeadlessServices,
+            enableNamespaceCreation: flags.enableNamespaceCreation,
+            localFederation: {
+                selector: flags.federatedServiceSelector,
+                excludedLabels: flags.excludedLabels,
+                excludedAnnotations: flags.excludedAnnotations,
+            },
         }),
     );
 }

@@ -8,7 +8,8 @@
 // This top level only maps Links to their LinkControllers (link-controller.ts), which own
 // everything of one Link, and routes local events to them. Its queue holds Link names: a
 // sync starts, changes or stops that Link's controller, or removes the mirrors of a Link that
-// is gone.
+// is gone. Federated Services span Links: federation-controller.ts converges them, on its own
+// queue, from the LinkControllers' remotes.
 import type { KubeConfig, V1Service } from '@kubernetes/client-node';
 import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
@@ -22,11 +23,14 @@ import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './link.js';
 import { LinkController } from './link-controller.js';
-import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './mirror.js';
+import { FederationController } from './federation-controller.js';
+import type { LinkEvent } from './gateway-events.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './mirror.js';
 import { MirrorSync } from './mirror-sync.js';
 import type { RemoteWatch } from './remote-watch.js';
 import { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeAddressOverride } from './probe.js';
+import { formatLabelSelector, isEmptySelector, type LabelSelector } from './selector.js';
 
 export const LEASE_NAME = 'mesh-endpoints-service-mirror';
 
@@ -49,6 +53,16 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     statusDelayMs?: number;
     newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
     resyncMs?: number;
+    /** Linkerd's --enable-headless-services (off by default, as there). */
+    enableHeadlessServices?: boolean;
+    /** Linkerd's --enable-namespace-creation (off by default, as there). */
+    enableNamespaceCreation?: boolean;
+    /**
+     * The local cluster as a member of federated services (Linkerd's local service mirror):
+     * local Services the selector selects join `<name>-federated` as local-discovery, their
+     * labels and annotations minus the excluded ones. Absent or an empty selector: no local member.
+     */
+    localFederation?: { selector: LabelSelector; excludedLabels: string[]; excludedAnnotations: string[] };
 }
 
 type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName?: unknown; clusterCredentialsSecret?: unknown } };
@@ -60,11 +74,14 @@ export class ServiceMirrorController implements Runnable {
     readonly namespaces: Informer<KubeObject>;
     /** Credentials Secrets: a rotated token restarts the remote watch of the Links that use it. */
     readonly secrets: Informer<KubeObject>;
+    /** Local Services selected as federated members (when local membership is on). */
+    readonly localMembers: Informer<V1Service & KubeObject> | undefined;
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ServiceMirrorMetrics;
     readonly policy: DnsPolicy;
     private readonly mirrors: MirrorSync;
+    private readonly federation: FederationController;
     private readonly controllers = new Map<string, LinkController>();
     private readonly log: Logger;
     private readonly queue: LeaderQueue<string>;
@@ -87,6 +104,7 @@ export class ServiceMirrorController implements Runnable {
         this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
         this.services = new Informer(opts.rest, { resource: Services, labelSelector: `${MIRRORED_SERVICE_LABEL}=true`, ...common });
         this.services.store.indexLabel(CLUSTER_NAME_LABEL);
+        this.services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
         this.namespaces = new Informer(opts.rest, { resource: Namespaces, ...common });
         this.secrets = new Informer(opts.rest, { resource: Secrets, namespace: opts.namespace, fieldSelector: `type=${CREDENTIALS_SECRET_TYPE}`, ...common });
         this.metrics = new ServiceMirrorMetrics(opts.registry);
@@ -98,7 +116,12 @@ export class ServiceMirrorController implements Runnable {
             indexLabels: [CLUSTER_NAME_LABEL],
             ...common,
         });
-        this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets];
+        const local = opts.localFederation;
+        this.localMembers =
+            local && !isEmptySelector(local.selector)
+                ? new Informer(opts.rest, { resource: Services, labelSelector: formatLabelSelector(local.selector), ...common })
+                : undefined;
+        this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets, ...(this.localMembers ? [this.localMembers] : [])];
         this.mirrors = new MirrorSync({
             rest: opts.rest,
             owner: this.slices,
@@ -107,6 +130,22 @@ export class ServiceMirrorController implements Runnable {
             metrics: this.metrics,
             isLeader: opts.isLeader,
             maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
+            enableHeadlessServices: opts.enableHeadlessServices,
+            enableNamespaceCreation: opts.enableNamespaceCreation,
+        });
+        this.federation = new FederationController({
+            links: this.links,
+            remoteOf: (link) => this.controllers.get(link)?.readableRemote,
+            services: this.services,
+            localMembers: this.localMembers,
+            excludedLabels: local?.excludedLabels ?? [],
+            excludedAnnotations: local?.excludedAnnotations ?? [],
+            writes: this.mirrors,
+            ensureNamespace: (ns, cluster) => this.mirrors.ensureNamespace(ns, cluster),
+            event: (cluster, event) => this.clusterEvent(cluster, event),
+            queueMetrics: opts.queueMetrics,
+            logger: this.log,
+            resyncMs: opts.resyncMs,
         });
         this.registerHandlers();
     }
@@ -140,7 +179,7 @@ export class ServiceMirrorController implements Runnable {
         // of their remote Service. Slice edits wait a little: a burst of them is one sync.
         const mirrorChanged = (obj: KubeObject, name: string, delayMs = 0) => {
             const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
-            if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, delayMs);
+            if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
         };
         const service = (svc: KubeObject) => mirrorChanged(svc, svc.metadata!.name!);
         this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
@@ -154,6 +193,13 @@ export class ServiceMirrorController implements Runnable {
         return [...this.controllers.values()].find((c) => c.servedCluster === cluster);
     }
 
+    /** An Event on the Link that serves this cluster. */
+    private clusterEvent(cluster: string, event: LinkEvent): void {
+        const name = [...this.controllers.entries()].find(([, c]) => c.servedCluster === cluster)?.[0];
+        const obj = name ? this.links.store.get(this.opts.namespace, name) : undefined;
+        if (obj) this.opts.events.record(obj, event.type, event.reason, event.message);
+    }
+
     startLeading(): void {
         this.slices.newTerm();
         const names = new Set(this.links.store.list().map((link) => link.metadata!.name!));
@@ -163,6 +209,7 @@ export class ServiceMirrorController implements Runnable {
             if (namespace === this.opts.namespace && name) names.add(name);
         }
         this.queue.start(names);
+        this.federation.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a
         // mirror given up on after its retries comes back.
         if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
@@ -171,7 +218,7 @@ export class ServiceMirrorController implements Runnable {
     /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
         clearInterval(this.resyncTimer);
-        await this.queue.stop();
+        await Promise.all([this.queue.stop(), this.federation.stop()]);
         const controllers = [...this.controllers.values()];
         this.controllers.clear();
         await Promise.all(controllers.map((c) => c.stop()));
@@ -223,6 +270,7 @@ export class ServiceMirrorController implements Runnable {
             retryMs: opts.linkRetryMs ?? 10_000,
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,
+            federation: this.federation,
         });
     }
 

@@ -9,6 +9,7 @@ import {
     desiredEndpointMirrors,
     headlessMirrorGroups,
     isEndpointMirrorOf,
+    mirroredRemoteName,
     mirrorsAsHeadless,
     remoteHosts,
 } from './headless.js';
@@ -246,5 +247,13 @@ describe('headless mirror slices', () => {
         assert.equal(created.endpoints[0]?.hostname, 'pod-0');
         const again = planSlices({ ...input, existing: [created] });
         assert.equal(again.creates.length + again.updates.length + again.deletes.length, 0);
+    });
+});
+
+describe('mirroredRemoteName', () => {
+    it('maps an endpoint mirror (and its slices) to the remote of its headless mirror', () => {
+        assert.equal(mirroredRemoteName('pod-0-remote', { 'mirror.linkerd.io/headless-mirror-svc-name': 'service-one-remote' }, 'remote'), 'service-one');
+        assert.equal(mirroredRemoteName('service-one-remote', {}, 'remote'), 'service-one');
+        assert.equal(mirroredRemoteName('service-one-other', undefined, 'remote'), null);
     });
 });

@@ -19,7 +19,7 @@ import {
     REMOTE_SVC_FQ_NAME_ANNOTATION,
 } from './keys.js';
 import type { Link } from './link.js';
-import { buildMirrorService, mirrorServiceName, mirrorSpec, remoteFqName } from './mirror.js';
+import { buildMirrorService, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName } from './mirror.js';
 
 /** A remote hostname and whether any endpoint carrying it is ready. */
 export interface RemoteHost {
@@ -214,4 +214,14 @@ function mergeEndpoint(a: V1Endpoint | undefined, b: V1Endpoint): V1Endpoint {
             terminating: a.conditions!.terminating! && b.conditions!.terminating!,
         },
     };
+}
+
+/**
+ * The remote Service a local mirror Service (or one of its slices, which carry its labels)
+ * stands for: an endpoint mirror `pod-0-<cluster>` stands for its headless mirror's remote,
+ * not for a remote Service `pod-0`. Null when it is no mirror of this cluster.
+ */
+export function mirroredRemoteName(localName: string, labels: Record<string, string> | undefined, clusterName: string): string | null {
+    const headless = labels?.[HEADLESS_MIRROR_SVC_NAME_LABEL];
+    return remoteServiceName(headless ?? localName, clusterName);
 }

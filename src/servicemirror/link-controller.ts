@@ -28,7 +28,9 @@ import { formatDuration, GatewayReports, probeEvent, type LinkEvent } from './ga
 import { parseLink, type Link, type LinkStatus } from './link.js';
 import { LinkStatusBook } from './link-status.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
-import { exportMode, remoteServiceName } from './mirror.js';
+import type { FederationController, ReadableRemote } from './federation-controller.js';
+import { mirroredRemoteName } from './headless.js';
+import { exportMode } from './mirror.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
@@ -80,6 +82,8 @@ export interface LinkControllerDeps {
     retryMs: number;
     statusDelayMs: number;
     workers: number;
+    /** Told of this Link's remote Services: federated Services span Links. */
+    federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
 }
 
 export class LinkController {
@@ -135,6 +139,11 @@ export class LinkController {
 
     get remoteWatch(): RemoteWatch | undefined {
         return this.remote;
+    }
+
+    /** The Link and its remote Services, once they can be trusted (ready). */
+    get readableRemote(): ReadableRemote | undefined {
+        return this.link && this.remote && this.ready ? { link: this.link, services: this.remote.services.store } : undefined;
     }
 
     /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
@@ -287,7 +296,10 @@ export class LinkController {
 
     private remoteHooks() {
         return {
-            serviceChanged: (namespace: string, name: string) => this.add({ kind: 'mirror', namespace, name }),
+            serviceChanged: (namespace: string, name: string) => {
+                this.add({ kind: 'mirror', namespace, name });
+                if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
+            },
             synced: () => {
                 if (!this.remoteHealth) {
                     this.remoteHealth = { readable: true, since: Date.now() };
@@ -342,16 +354,17 @@ export class LinkController {
         if (!all) return;
         const cluster = link.spec.targetClusterName;
         for (const local of this.deps.localMirrors(cluster)) {
-            const name = remoteServiceName(local.metadata!.name!, cluster);
+            const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
             if (name) this.add({ kind: 'mirror', namespace: local.metadata!.namespace!, name });
         }
+        this.deps.federation?.linkReady({ link, services: remote.services.store });
         this.queue.add(STATUS_WORK);
     }
 
-    /** Queues the mirror of the remote Service that the local mirror `name` stands for. */
-    enqueueLocalMirror(namespace: string, name: string, delayMs = 0): void {
+    /** Queues the mirror of the remote Service that the local mirror `name` (with these labels) stands for. */
+    enqueueLocalMirror(namespace: string, name: string, labels: Record<string, string> | undefined, delayMs = 0): void {
         const cluster = this.servedCluster;
-        const remote = cluster ? remoteServiceName(name, cluster) : null;
+        const remote = cluster ? mirroredRemoteName(name, labels, cluster) : null;
         if (remote) this.queue.addAfter(workKey({ kind: 'mirror', namespace, name: remote }), delayMs);
     }
 
@@ -435,6 +448,8 @@ export class LinkController {
         this.remoteHealth = undefined;
         this.deps.metrics.remoteWatches.dec();
         await remote.stop();
+        // Its federated members are kept while it restarts, dropped if the Link is gone.
+        this.deps.federation?.linkStopped();
     }
 
     private stopGateway(previous: Link | undefined): void {

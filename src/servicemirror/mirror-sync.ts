@@ -8,16 +8,19 @@ import { planSlices } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import type { Informer } from '../kube/informer.js';
 import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
-import { collectionPath, objectPath, Services } from '../kube/resources.js';
+import { collectionPath, Namespaces, objectPath, Services } from '../kube/resources.js';
 import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
-import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress } from './endpoints.js';
+import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from './endpoints.js';
+import { buildHeadlessMirrorService, mirrorsAsHeadless } from './headless.js';
 import type { Link } from './link.js';
 import type { RemoteService, RemoteSlice } from './remote-watch.js';
 import {
+    buildMirrorNamespace,
     buildMirrorService,
     CLUSTER_NAME_LABEL,
+    HEADLESS_MIRROR_SVC_NAME_LABEL,
     LINK_ANNOTATION,
     exportMode,
     hasReadyEndpoints,
@@ -30,6 +33,7 @@ import {
 } from './mirror.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import type { MirrorOutcome } from './status.js';
+import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
 type LocalService = V1Service & KubeObject;
 
@@ -50,11 +54,15 @@ export interface MirrorSyncDeps {
     metrics: ServiceMirrorMetrics;
     isLeader: () => boolean;
     maxEndpointsPerSlice: number;
+    /** Linkerd's --enable-headless-services: headless remotes with hostnames get headless mirrors. */
+    enableHeadlessServices?: boolean;
+    /** Linkerd's --enable-namespace-creation: a missing namespace is created, not waited for. */
+    enableNamespaceCreation?: boolean;
     now?: () => number;
 }
 
 
-export class MirrorSync {
+export class MirrorSync implements MirrorWrites {
     private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
 
     constructor(private readonly deps: MirrorSyncDeps) {}
@@ -92,20 +100,59 @@ export class MirrorSync {
             await this.deleteMirror(namespace, name, cluster);
             return outcome(false, 'InvalidService', problem);
         }
-        if (!this.deps.namespaces.store.get(undefined, namespace)) {
+        if (!(await this.ensureNamespace(namespace, cluster))) {
             return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
         }
-        const desired = buildMirrorService(remote!, link);
-        const ensured = await this.ensureService(namespace, name, desired, (svc) => isMirrorOf(svc, link));
+        // An endpoint mirror of a headless mirror is not the mirror of a remote Service that happens to share its name.
+        const ours = (svc: V1Service) => isMirrorOf(svc, link) && svc.metadata?.labels?.[HEADLESS_MIRROR_SVC_NAME_LABEL] === undefined;
+        const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
+        const current = this.deps.services.store.get(namespace, name);
+        const headless =
+            this.deps.enableHeadlessServices === true && mode === 'mirror' && mirrorsAsHeadless(remote!, remoteSlices, current && ours(current) ? current : undefined);
+        const desired = headless ? buildHeadlessMirrorService(remote!, link) : buildMirrorService(remote!, link);
+        const ensured = await this.ensureService(namespace, name, desired, ours);
         if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
         const mirror = ensured.service;
-        await this.syncSlices(source, mirror, remoteName);
         const where = `${namespace}/${name}`;
+        if (headless) {
+            const problems = await syncHeadlessMirror(this, {
+                link,
+                remote: remote!,
+                remoteSlices,
+                mirror,
+                gatewayAddresses: (families) => source.gatewayAddresses(families, (this.deps.now ?? Date.now)()),
+                gatewayAlive: source.gatewayAlive,
+            });
+            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...problems].join('; '), name);
+        }
+        await deleteEndpointMirrors(this, namespace, name, cluster);
+        await this.syncSlices(source, mirror, remoteName);
         return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
 
+    /**
+     * Whether the namespace exists here, creating it (labelled as Linkerd does) when namespace
+     * creation is on. A namespace is never updated or deleted: it may hold anything by now.
+     */
+    async ensureNamespace(namespace: string, cluster: string): Promise<boolean> {
+        if (this.deps.namespaces.store.get(undefined, namespace)) return true;
+        if (!this.deps.enableNamespaceCreation) return false;
+        this.guard();
+        try {
+            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query);
+        } catch (err) {
+            if (!isAlreadyExists(err)) throw err;
+        }
+        return true;
+    }
+
+    endpointMirrorsOf(namespace: string, headlessName: string): V1Service[] {
+        // The controller indexes its Services by this label.
+        return this.deps.services.store.byLabel(HEADLESS_MIRROR_SVC_NAME_LABEL, headlessName, namespace);
+    }
+
     /** Creates, updates or recreates the mirror Service; the stored object comes back. */
-    private async ensureService(
+    async ensureService(
         namespace: string,
         name: string,
         desired: V1Service,
@@ -131,7 +178,10 @@ export class MirrorSync {
             }
         }
         if (mirrorServiceNeedsRecreate(local, desired)) {
-            await this.deleteMirror(namespace, name, desired.metadata!.labels![CLUSTER_NAME_LABEL]!, local);
+            const cluster = desired.metadata?.labels?.[CLUSTER_NAME_LABEL];
+            // A federated Service belongs to no one cluster and has no slices.
+            if (cluster === undefined) await this.deleteService(local);
+            else await this.deleteMirror(namespace, name, cluster, local);
             this.guard();
             const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query);
             this.deps.metrics.serviceWrites.inc({ operation: 'create' });
@@ -155,16 +205,20 @@ export class MirrorSync {
     }
 
     private async syncSlices(source: MirrorSource, mirror: V1Service, remoteName: string): Promise<void> {
-        const { namespace, name, uid, labels } = mirror.metadata!;
-        const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
         const now = (this.deps.now ?? Date.now)();
         const groups = desiredMirrorGroups({
             mirror,
             link: source.link,
             gatewayAddresses: source.gatewayAddresses(mirrorAddressTypes(mirror), now),
-            remoteHasReadyEndpoints: hasReadyEndpoints(source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, owner.namespace)),
+            remoteHasReadyEndpoints: hasReadyEndpoints(source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, mirror.metadata!.namespace!)),
             gatewayAlive: source.gatewayAlive,
         });
+        await this.applySlices(mirror, groups);
+    }
+
+    async applySlices(mirror: V1Service, groups: MirrorGroups): Promise<void> {
+        const { namespace, name, uid, labels } = mirror.metadata!;
+        const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
         await this.deps.owner.converge(owner, (existing) =>
             planSlices({
                 owner,
@@ -186,6 +240,7 @@ export class MirrorSync {
      * cluster name are touched.
      */
     async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void> {
+        await deleteEndpointMirrors(this, namespace, name, cluster);
         const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
         const local = known ?? this.deps.services.store.get(namespace, name);
         const isOurs = local?.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster;
@@ -196,16 +251,22 @@ export class MirrorSync {
         }
         await this.deps.owner.deleteAll(slices);
         if (!local || !isOurs) return;
+        await this.deleteService(local);
+    }
+
+    /** Deletes this very Service (uid precondition); gone already is fine. */
+    async deleteService(service: V1Service): Promise<void> {
+        const { namespace, name, uid } = service.metadata!;
         this.guard();
         await this.deps.rest
-            .delete(objectPath(Services, namespace, name), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined })
+            .delete(objectPath(Services, namespace!, name!), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined })
             .then(
                 () => this.deps.metrics.serviceWrites.inc({ operation: 'delete' }),
                 (err: unknown) => {
                     if (!isNotFound(err)) throw err;
                 },
             );
-        this.deps.owner.forgetService(namespace, name);
+        this.deps.owner.forgetService(namespace!, name!);
     }
 
     /**

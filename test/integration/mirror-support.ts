@@ -196,6 +196,7 @@ export interface LinkSpec {
     gatewayAddress: string;
     gatewayPort?: string;
     selector?: unknown;
+    federatedSelector?: unknown;
     probe?: { path: string; port: number; period: string; timeout?: string; failureThreshold?: string };
 }
 
@@ -233,6 +234,7 @@ export function linkObject(link: LinkSpec, secretName: string): object {
                 },
             }),
             selector: link.selector === undefined ? { matchLabels: EXPORTED } : link.selector,
+            ...(link.federatedSelector !== undefined && { federatedServiceSelector: link.federatedSelector }),
         },
     };
 }

@@ -1,0 +1,150 @@
+// Federated services in the controller. A federated Service spans Links, so it is converged
+// here, once, from all of them, with its own queue of (namespace, name) work: a remote member
+// changing, a Link's remote becoming readable or going away, the local member changing, or
+// someone editing `<name>-federated` queues it. Like every queue of the service mirror, it
+// exists while the replica leads.
+import type { V1Service } from '@kubernetes/client-node';
+import type { Informer } from '../kube/informer.js';
+import { LeaderQueue } from '../kube/leader-queue.js';
+import type { Logger } from '../kube/log.js';
+import { controllerRateLimiter } from '../kube/ratelimit.js';
+import type { KubeObject, ObjectStore } from '../kube/store.js';
+import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { federatedMemberName, isFederatedService } from './federated.js';
+import type { LinkEvent } from './gateway-events.js';
+import type { Link } from './link.js';
+import { isEmptySelector, matchesSelector } from './selector.js';
+import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './sync-federated.js';
+
+type LocalService = V1Service & KubeObject;
+/** One federated Service's work, as the queue holds it (a queue key must be a string). */
+type FederatedKey = string & { readonly federatedWork: unique symbol };
+const federatedKey = (namespace: string, name: string) => JSON.stringify([namespace, name]) as FederatedKey;
+
+/** A Link's remote, once its caches can be trusted. */
+export interface ReadableRemote {
+    link: Link;
+    services: ObjectStore<V1Service & KubeObject>;
+}
+
+export interface FederationDeps {
+    /** The Links of the controller's namespace, as cached. */
+    links: Informer<KubeObject>;
+    /** The remote of a Link, when it is served and its caches have synced. */
+    remoteOf: (link: string) => ReadableRemote | undefined;
+    /** Our mirror Services (mirrored-service=true), federated ones among them. */
+    services: Informer<LocalService>;
+    /** Local Services the local federated selector selects; absent when local membership is off. */
+    localMembers?: Informer<LocalService>;
+    excludedLabels: readonly string[];
+    excludedAnnotations: readonly string[];
+    writes: FederatedSyncDeps['writes'];
+    ensureNamespace: FederatedSyncDeps['ensureNamespace'];
+    /** An Event on the Link that serves this cluster. */
+    event: (cluster: string, event: LinkEvent) => void;
+    queueMetrics: WorkQueueMetrics;
+    logger: Logger;
+    resyncMs?: number;
+}
+
+export class FederationController {
+    private readonly syncer: FederatedSync;
+    private readonly queue: LeaderQueue<FederatedKey>;
+
+    constructor(private readonly deps: FederationDeps) {
+        const members = deps.localMembers;
+        this.syncer = new FederatedSync({
+            writes: deps.writes,
+            links: () => this.federationLinks(),
+            local: members && { get: (ns, name) => members.store.get(ns, name), excludedLabels: deps.excludedLabels, excludedAnnotations: deps.excludedAnnotations },
+            existing: (ns, name) => deps.services.store.get(ns, name),
+            ensureNamespace: deps.ensureNamespace,
+        });
+        this.queue = new LeaderQueue<FederatedKey>({
+            name: 'service-mirror/federated',
+            metrics: deps.queueMetrics,
+            rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
+            workers: 1,
+            sync: (key) => this.sync(...(JSON.parse(key) as [string, string])),
+            log: deps.logger,
+            resyncMs: deps.resyncMs,
+        });
+        const federated = (svc: LocalService) => {
+            const name = federatedMemberName(svc.metadata?.name ?? '');
+            if (name && isFederatedService(svc)) this.queue.add(federatedKey(svc.metadata!.namespace!, name));
+        };
+        deps.services.on({ add: federated, update: (_, svc) => federated(svc), delete: federated });
+        const member = (svc: LocalService) => this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
+        members?.on({ add: member, update: (_, svc) => member(svc), delete: member });
+    }
+
+    start(): void {
+        this.queue.start(this.allKeys());
+    }
+
+    async stop(): Promise<void> {
+        await this.queue.stop();
+    }
+
+    /** A remote Service of this Link changed. */
+    remoteChanged(link: Link, namespace: string, name: string): void {
+        if (!isEmptySelector(link.spec.federatedServiceSelector) || this.deps.services.store.get(namespace, `${name}-federated`)) {
+            this.queue.add(federatedKey(namespace, name));
+        }
+    }
+
+    /** A Link's remote caches can be read now: its members, and every federated Service (it may have left some). */
+    linkReady(remote: ReadableRemote): void {
+        const selector = remote.link.spec.federatedServiceSelector;
+        const keys = new Set(this.allKeys());
+        if (!isEmptySelector(selector)) {
+            for (const svc of remote.services.list()) {
+                if (matchesSelector(selector, svc.metadata?.labels)) keys.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
+            }
+        }
+        for (const key of keys) this.queue.add(key);
+    }
+
+    /** A Link's remote stopped: its members are kept while it restarts, dropped if the Link is gone. */
+    linkStopped(): void {
+        for (const key of this.allKeys()) this.queue.add(key);
+    }
+
+    /** Every key there may be work for: each federated Service that exists and each local member. */
+    private allKeys(): FederatedKey[] {
+        const keys = new Set<FederatedKey>();
+        for (const svc of this.deps.services.store.list()) {
+            const name = federatedMemberName(svc.metadata?.name ?? '');
+            if (name && isFederatedService(svc)) keys.add(federatedKey(svc.metadata!.namespace!, name));
+        }
+        for (const svc of this.deps.localMembers?.store.list() ?? []) keys.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
+        return [...keys];
+    }
+
+    private async sync(namespace: string, name: string): Promise<void> {
+        const outcome = await this.syncer.sync(namespace, name);
+        for (const refused of outcome.refused) {
+            const message = `${namespace}/${name} cannot join ${name}-federated: ${refused.message}`;
+            if (refused.cluster === '') this.deps.logger.warn({ namespace, name }, message);
+            else this.deps.event(refused.cluster, { type: 'Warning', reason: 'InvalidService', message });
+        }
+        if (outcome.problem) this.deps.logger.warn({ namespace, name, problem: outcome.problem }, 'federated Service not converged');
+    }
+
+    /** Each Link's cluster, with its remote once readable (else its members are kept as they are). */
+    private federationLinks(): FederationLink[] {
+        const byCluster = new Map<string, FederationLink>();
+        for (const obj of this.deps.links.store.list()) {
+            const cluster = (obj as { spec?: { targetClusterName?: unknown } }).spec?.targetClusterName;
+            if (typeof cluster !== 'string' || cluster === '') continue;
+            const remote = this.deps.remoteOf(obj.metadata!.name!);
+            const entry: FederationLink = { cluster };
+            if (remote && remote.link.spec.targetClusterName === cluster) {
+                entry.remote = { link: remote.link, service: (ns, name) => remote.services.get(ns, name) };
+            }
+            // Two Links naming one cluster: the one being served speaks for it.
+            if (!byCluster.get(cluster)?.remote) byCluster.set(cluster, entry);
+        }
+        return [...byCluster.values()];
+    }
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Service } from '@kubernetes/client-node';
+import type { MirrorGroups } from './endpoints.js';
+import { FederatedSync, type FederationLink } from './sync-federated.js';
+import { testLink } from './testkit.js';
+
+const member = (labels: Record<string, string> = { 'mirror.linkerd.io/federated': 'member' }, spec: V1Service['spec'] = { ports: [{ port: 80 }] }): V1Service => ({
+    metadata: { name: 'web', namespace: 'ns1', labels },
+    spec,
+});
+
+/** The writes FederatedSync asks for, against an in-memory map of local Services. */
+class Writes {
+    readonly local = new Map<string, V1Service>();
+    readonly log: string[] = [];
+    async ensureService(namespace: string, name: string, desired: V1Service, ours: (svc: V1Service) => boolean) {
+        const have = this.local.get(name);
+        if (have && !ours(have)) return { problem: 'not ours', reason: 'Error' as const };
+        this.log.push(`${have ? 'update' : 'create'} ${namespace}/${name}`);
+        this.local.set(name, desired);
+        return { service: desired };
+    }
+    async deleteService(service: V1Service) {
+        this.log.push(`delete ${service.metadata?.name}`);
+        this.local.delete(service.metadata!.name!);
+    }
+    async applySlices(_: V1Service, __: MirrorGroups) {}
+    async deleteMirror() {}
+    endpointMirrorsOf() {
+        return [];
+    }
+}
+
+function setup(links: FederationLink[], localMember?: V1Service) {
+    const writes = new Writes();
+    const sync = new FederatedSync({
+        writes,
+        links: () => links,
+        local: { get: () => localMember, excludedLabels: [], excludedAnnotations: [] },
+        existing: (_, name) => writes.local.get(name),
+        ensureNamespace: async () => true,
+    });
+    return { writes, sync };
+}
+
+const remote = (cluster: string, svc?: V1Service): FederationLink => ({
+    cluster,
+    remote: { link: testLink({ targetClusterName: cluster, federatedServiceSelector: { matchLabels: { 'mirror.linkerd.io/federated': 'member' } } }), service: () => svc },
+});
+const discovery = (svc: V1Service | undefined) => svc?.metadata?.annotations?.['multicluster.linkerd.io/remote-discovery'];
+
+describe('FederatedSync', () => {
+    it('creates, keeps the entry of a Link that cannot say, and deletes after the last member', async () => {
+        const links = [remote('east', member()), remote('west', member())];
+        const { writes, sync } = setup(links);
+        assert.deepEqual(await sync.sync('ns1', 'web'), { service: 'web-federated', refused: [] });
+        assert.equal(discovery(writes.local.get('web-federated')), 'web@east,web@west');
+        links[1] = { cluster: 'west' }; // west's remote cannot be read
+        links[0] = remote('east', undefined);
+        await sync.sync('ns1', 'web');
+        assert.equal(discovery(writes.local.get('web-federated')), 'web@west');
+        links[1] = remote('west', member({ other: 'label' })); // read again: no longer selected
+        assert.deepEqual(await sync.sync('ns1', 'web'), { service: null, refused: [] });
+        assert.deepEqual(writes.log, ['create ns1/web-federated', 'update ns1/web-federated', 'delete web-federated']);
+    });
+
+    it('refuses a headless member by cluster, and leaves alone a `<name>-federated` it did not write', async () => {
+        const { writes, sync } = setup([remote('east', member(undefined, { clusterIP: 'None', ports: [{ port: 80 }] }))], member());
+        const outcome = await sync.sync('ns1', 'web');
+        assert.deepEqual(outcome.refused, [{ cluster: 'east', message: 'Headless service cannot join federated service' }]);
+        assert.equal(writes.local.get('web-federated')?.metadata?.annotations?.['multicluster.linkerd.io/local-discovery'], 'web');
+
+        const other = setup([remote('east', member())]);
+        other.writes.local.set('web-federated', { metadata: { name: 'web-federated', namespace: 'ns1' } });
+        assert.match((await other.sync.sync('ns1', 'web')).problem ?? '', /not a federated Service; left alone/);
+        assert.deepEqual(other.writes.log, []);
+    });
+});

@@ -1,0 +1,82 @@
+// Converges a headless mirror (--enable-headless-services): the headless Service
+// `<svc>-<cluster>`, one endpoint mirror `<hostname>-<cluster>` per remote hostname with its
+// slices at the gateway, endpoint mirrors of hostnames gone deleted, then the headless
+// mirror's slices carrying the hostnames at the endpoint mirrors' ClusterIPs. Decisions are
+// headless.ts's; the writes go through the same calls as an ordinary mirror's (MirrorWrites).
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { GatewayAddress, MirrorGroups } from './endpoints.js';
+import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
+import { desiredEndpointMirrors, headlessMirrorGroups, isEndpointMirrorOf } from './headless.js';
+import type { Link } from './link.js';
+import type { AddressType } from '../endpointslice/types.js';
+
+/** The writes a mirror sync makes; the controller's MirrorSync provides them. */
+export interface MirrorWrites {
+    /** Creates, updates or recreates a Service; `ours` says whether an existing one may be changed. */
+    ensureService(
+        namespace: string,
+        name: string,
+        desired: V1Service,
+        ours: (svc: V1Service) => boolean,
+    ): Promise<{ service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'Error' }>;
+    /** Plans and writes the slices of a stored Service. */
+    applySlices(service: V1Service, groups: MirrorGroups): Promise<void>;
+    /** Deletes a mirror's slices, then the Service (only if labelled with this cluster). */
+    deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void>;
+    /** Local Services of a namespace labelled as endpoint mirrors of `headlessName`, from the cache. */
+    endpointMirrorsOf(namespace: string, headlessName: string): V1Service[];
+}
+
+export interface HeadlessSyncInput {
+    link: Link;
+    remote: V1Service;
+    remoteSlices: readonly V1EndpointSlice[];
+    /** The stored headless mirror. */
+    mirror: V1Service;
+    gatewayAddresses: (families: readonly AddressType[]) => GatewayAddress[];
+    gatewayAlive: boolean;
+}
+
+/** Returns the hostnames left out, and why (for the Link status message). */
+export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSyncInput): Promise<string[]> {
+    const { link, remote, mirror } = input;
+    const namespace = mirror.metadata!.namespace!;
+    const cluster = link.spec.targetClusterName;
+    const plan = desiredEndpointMirrors(remote, link, input.remoteSlices);
+    const problems = [...plan.problems];
+    const stored = new Map<string, V1Service>();
+    for (const want of plan.mirrors) {
+        const name = want.service.metadata!.name!;
+        const ensured = await writes.ensureService(namespace, name, want.service, (svc) => isEndpointMirrorOf(svc, mirror.metadata!.name!, cluster));
+        if ('problem' in ensured) {
+            problems.push(`hostname ${JSON.stringify(want.hostname)}: ${ensured.problem}`);
+            continue;
+        }
+        stored.set(want.hostname, ensured.service);
+        const groups = desiredMirrorGroups({
+            mirror: ensured.service,
+            link,
+            gatewayAddresses: input.gatewayAddresses(mirrorAddressTypes(ensured.service)),
+            remoteHasReadyEndpoints: want.ready,
+            gatewayAlive: input.gatewayAlive,
+        });
+        await writes.applySlices(ensured.service, groups);
+    }
+    await deleteEndpointMirrors(writes, namespace, mirror.metadata!.name!, cluster, new Set([...stored.values()].map((s) => s.metadata!.name!)));
+    await writes.applySlices(mirror, headlessMirrorGroups({ mirror, link, remoteSlices: input.remoteSlices, endpointMirrors: stored }));
+    return problems;
+}
+
+/** Deletes the endpoint mirrors of headless mirror `headlessName` except those in `keep`. */
+export async function deleteEndpointMirrors(
+    writes: MirrorWrites,
+    namespace: string,
+    headlessName: string,
+    cluster: string,
+    keep: ReadonlySet<string> = new Set(),
+): Promise<void> {
+    for (const svc of writes.endpointMirrorsOf(namespace, headlessName)) {
+        if (keep.has(svc.metadata!.name!) || !isEndpointMirrorOf(svc, headlessName, cluster)) continue;
+        await writes.deleteMirror(namespace, svc.metadata!.name!, cluster, svc);
+    }
+}
