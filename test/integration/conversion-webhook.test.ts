@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { SAVED_WORKLOAD_IPS } from '../../src/externalworkloads/conversion.js';
 import { newLogger } from '../../src/kube/log.js';
@@ -101,6 +101,10 @@ async function convertThrough(port: number): Promise<void> {
 }
 
 const replicas: Replica[] = [];
+// A failed test must not leave replicas behind.
+after(() => {
+    for (const r of replicas) r.proc.kill('SIGKILL');
+});
 const portA = await freePort();
 const portB = await freePort();
 
