@@ -2,7 +2,7 @@
 // one Lease among its replicas, and (with --webhook-addr) the ExternalWorkload conversion
 // webhook on every replica.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_CONCURRENT_SYNCS, DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
+import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
 import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
@@ -14,7 +14,6 @@ interface Flags extends ControllerFlags {
     maxEndpointsPerSlice: number;
     managedBy: string;
     batchPeriod: number;
-    concurrentSyncs: number;
     leaseName: string;
     webhookAddr?: string;
     webhookCertSecret?: string;
@@ -37,7 +36,6 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
         .option('--managed-by <value>', 'endpointslice.kubernetes.io/managed-by value of our slices', DEFAULT_MANAGED_BY)
         .addOption(durationOption('--batch-period <duration>', 'workload changes to a Service within this window of its last sync share one sync (a lone change syncs at once)', 500))
-        .option('--concurrent-syncs <n>', 'Services synced at once (upstream endpointslice controller: 5)', intFlag(1, 100), DEFAULT_CONCURRENT_SYNCS)
         .option('--lease-name <name>', 'Lease used for leader election', LEASE_NAME)
         .option('--webhook-addr <host:port>', 'serve the ExternalWorkload conversion webhook (HTTPS, POST /convert) here, on every replica (default: off)')
         .option('--webhook-cert-secret <name>', 'serve the certificate of this Secret of --namespace (tls.crt, tls.key, ca.crt; e.g. cert-manager’s) instead of a self-signed one')
@@ -63,7 +61,6 @@ export function externalWorkloadsCommand(program: Command): void {
                         managedBy: flags.managedBy,
                         maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
                         batchPeriodMs: flags.batchPeriod,
-                        workers: flags.concurrentSyncs,
                     }),
                 (deps) => (flags.webhookAddr ? [conversionWebhook(flags, flags.webhookAddr, deps)] : []),
             ).catch(fail),

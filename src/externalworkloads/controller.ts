@@ -20,9 +20,9 @@ import { cacheWorkload, WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
 /**
- * Upstream's --concurrent-service-endpoint-syncs. A sync mostly waits on one write, so under
- * churn across many Services two workers left changes queued behind each other (measured:
- * bench cluster-scale, churn p50 339 ms with 2).
+ * Services synced at once, as upstream's --concurrent-service-endpoint-syncs. A sync mostly
+ * waits on one write, so under churn across many Services two workers left changes queued
+ * behind each other (measured: bench cluster-scale, churn p50 339 ms with 2).
  */
 export const DEFAULT_CONCURRENT_SYNCS = 5;
 /** The Lease its replicas elect a leader with (in the controller's namespace), unless --lease-name says otherwise. */
