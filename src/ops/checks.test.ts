@@ -104,6 +104,14 @@ describe('check: Links', () => {
         assert.match(unresolved[1]!.detail!, /no addresses in the Link status yet/);
     });
 
+    it("fails a Link whose remote the service mirror cannot read, though it is reachable from here", () => {
+        const link = rawLink({ resolution: [{ name: 'gw.example.com', addresses: ['192.0.2.1'] }], remote: { readable: false, reason: 'Forbidden', message: 'access revoked' } });
+        const results = linkChecks(linkReport({ link, services: [], slices: [], events: [] }), { ok: true, detail: 'lists Services' });
+        const mirror = results.find((r) => r.description === 'the service mirror reads remote cluster east');
+        assert.equal(mirror?.status, 'fail');
+        assert.equal(mirror?.detail, 'Forbidden since 2026-01-01T00:00:00Z: access revoked');
+    });
+
     it('fails an invalid Link in one line', () => {
         const link = rawLink();
         (link.spec as Record<string, unknown>).gatewayPort = '0';

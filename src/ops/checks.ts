@@ -163,6 +163,15 @@ export function linkChecks(report: LinkReport, remote: RemoteProbe | undefined):
             hint: 'check the credentials Secret (spec.clusterCredentialsSecret): run `mesh-endpoints link` again for a fresh token, and that the remote apiserver is reachable from here',
         });
     }
+    if (report.remote && !report.remote.readable) {
+        results.push({
+            category,
+            description: `the service mirror reads remote cluster ${report.targetClusterName}`,
+            status: 'fail',
+            detail: `${report.remote.reason} since ${report.remote.since}: ${report.remote.message}`,
+            hint: 'the mirrors stay as they are meanwhile; see the RemoteClusterUnreachable Events on the Link and the service mirror\'s logs',
+        });
+    }
     if (report.gatewayNames.length === 0) {
         results.push({ category, description: 'gateway', status: 'ok', detail: 'no gatewayAddress: only remote-discovery Services are mirrored' });
     }

@@ -40,7 +40,7 @@ export function linksText(reports: readonly LinkReport[], namespace: string): st
             parts.push(`Link ${link.namespace}/${link.name}: invalid, not served: ${link.invalid}`);
             continue;
         }
-        parts.push(`Link ${link.namespace}/${link.name}: cluster ${link.targetClusterName}, ${gatewaySummary(link)}, probe ${probeSummary(link)}`);
+        parts.push(`Link ${link.namespace}/${link.name}: cluster ${link.targetClusterName}, ${remoteSummary(link)}, ${gatewaySummary(link)}, probe ${probeSummary(link)}`);
         if (link.gatewayNames.length > 0) {
             const rows = link.gatewayNames.map((n) => [
                 n.name,
@@ -63,6 +63,11 @@ export function linksText(reports: readonly LinkReport[], namespace: string): st
         }
     }
     return parts.join('\n');
+}
+
+function remoteSummary(link: LinkReport): string {
+    if (!link.remote) return 'remote not read yet';
+    return link.remote.readable ? 'remote readable' : `remote NOT readable since ${link.remote.since} (${link.remote.reason}: ${link.remote.message})`;
 }
 
 function gatewaySummary(link: LinkReport): string {

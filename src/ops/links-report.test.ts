@@ -40,6 +40,13 @@ describe('status: what each Link serves', () => {
         }
     });
 
+    it("shows whether the service mirror can read the remote cluster, from its RemoteReadable condition", () => {
+        const unreadable = linkReport({ ...none, link: rawLink({ remote: { readable: false, reason: 'Unauthorized', message: 'token refused' } }) });
+        assert.deepEqual(unreadable.remote, { readable: false, reason: 'Unauthorized', message: 'token refused', since: '2026-01-01T00:00:00Z' });
+        assert.equal(linkReport({ ...none, link: rawLink({ remote: { readable: true, reason: 'Synced', message: '' } }) }).remote?.readable, true);
+        assert.equal(linkReport({ ...none, link: rawLink() }).remote, undefined);
+    });
+
     it('says a Link without probe path is not probed', () => {
         assert.equal(linkReport({ ...none, link: rawLink({ probePath: '' }) }).probe.state, 'not-probed');
     });

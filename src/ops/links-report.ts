@@ -6,10 +6,10 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { parseGatewayAddress } from '../dns/gateway-address.js';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { parseLink, type Link } from '../servicemirror/link.js';
+import { parseLink, type Link, type LinkCondition } from '../servicemirror/link.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
-import { MIRRORED_CONDITION } from '../servicemirror/status.js';
+import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
 import { compare } from './workloads-report.js';
 
 /** The Event fields the report reads (core/v1 Event). */
@@ -46,10 +46,20 @@ export interface MirrorLine {
     ready: number;
 }
 
+/** The service mirror's RemoteReadable condition: can it read the remote cluster? */
+export interface RemoteState {
+    readable: boolean;
+    reason: string;
+    message: string;
+    since: string;
+}
+
 export interface LinkReport {
     namespace: string;
     name: string;
     targetClusterName: string;
+    /** Absent until the service mirror has written the condition. */
+    remote?: RemoteState;
     /** Why the service mirror cannot serve this Link at all. */
     invalid?: string;
     gatewayPort?: number;
@@ -85,7 +95,17 @@ export function linkReport(input: LinkReportInput): LinkReport {
         mirrors: mirrorLines(link, input.services, input.slices),
     };
     if (link.gateway) report.gatewayPort = link.gateway.port;
+    const remote = remoteState(input.link);
+    if (remote) report.remote = remote;
     return report;
+}
+
+/** Read from the object as stored: parseLink keeps only the status fields the mirror plans with. */
+function remoteState(link: unknown): RemoteState | undefined {
+    const conditions = (link as { status?: { conditions?: Partial<LinkCondition>[] } }).status?.conditions;
+    const condition = Array.isArray(conditions) ? conditions.find((c) => c?.type === REMOTE_READABLE_CONDITION) : undefined;
+    if (!condition) return undefined;
+    return { readable: condition.status === 'True', reason: condition.reason ?? '', message: condition.message ?? '', since: condition.lastTransitionTime ?? '' };
 }
 
 /**

@@ -13,6 +13,8 @@ export interface LinkOptions {
     probePath?: string;
     resolution?: GatewayNameStatus[];
     mirrored?: { ns: string; name: string; ok: boolean; reason?: string; message?: string }[];
+    /** The RemoteReadable condition the service mirror writes. */
+    remote?: { readable: boolean; reason: string; message: string };
 }
 
 export function rawLink(o: LinkOptions = {}): Record<string, unknown> {
@@ -31,6 +33,11 @@ export function rawLink(o: LinkOptions = {}): Record<string, unknown> {
             probeSpec: { path: o.probePath ?? '/ready', port: '4191', period: '3s', timeout: '30s', failureThreshold: '3' },
         },
         status: {
+            ...(o.remote && {
+                conditions: [
+                    { type: 'RemoteReadable', status: o.remote.readable ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:00Z', reason: o.remote.reason, message: o.remote.message },
+                ],
+            }),
             gatewayResolution: o.resolution ?? [],
             mirrorServices: (o.mirrored ?? []).map((m) => ({
                 controllerName: 'mesh-endpoints.io/service-mirror',

@@ -55,11 +55,12 @@ describe('status: Links', () => {
         assert.equal(east.targetClusterName, 'east');
         assert.deepEqual(east.gatewayNames.map((n) => [n.name, n.addresses, n.ttlSeconds, n.lastError]), [[GATEWAY, ['192.0.2.10'], 30, undefined]]);
         assert.equal(east.probe.state, 'alive');
+        assert.equal(east.remote?.readable, true);
         assert.deepEqual(east.mirrors, [{ remote: `${app}/web`, local: `${app}/web-east`, mirrored: { status: 'True', reason: 'Mirrored', message: east.mirrors[0]!.mirrored!.message }, endpoints: 1, ready: 1 }]);
 
         const table = await cli('status', '--kubeconfig', kubeconfig, '-n', linkNs);
         assert.equal(table.code, 0, table.stderr);
-        assert.match(table.stdout, new RegExp(`Link ${linkNs}/east: cluster east, gateway port 4143, probe alive \\(/ready on port 4191\\)`));
+        assert.match(table.stdout, new RegExp(`Link ${linkNs}/east: cluster east, remote readable, gateway port 4143, probe alive \\(/ready on port 4191\\)`));
         assert.match(table.stdout, new RegExp(`${GATEWAY.replace(/\./g, '\\.')} +192\\.0\\.2\\.10 +30s`));
         assert.match(table.stdout, new RegExp(`${app}/web +${app}/web-east +yes +1/1`));
     });
@@ -114,6 +115,10 @@ describe('check: Links', () => {
         assert.equal(west?.status, 'fail');
         assert.match(west!.detail!, /ECONNREFUSED/);
         assert.match(west!.hint!, /mesh-endpoints link/);
+        await eventually('the service mirror reports west unreadable', async () => (await linkStatus('west')).remote?.readable === false, 30_000);
+        const mirrorView = find((await check()).results, `Link ${linkNs}/west`, /the service mirror reads remote cluster west/);
+        assert.equal(mirrorView?.status, 'fail');
+        assert.match(mirrorView!.detail!, /^Unreachable since /);
     });
 
     it('fails a gateway name that stops resolving, with the DNS error from the Link status', async () => {
