@@ -1,19 +1,14 @@
 // Everything of one Link, in one object (Linkerd's shape: a cluster watcher per Link): its
 // remote cluster's caches (RemoteWatch, replaced when the spec or credentials change), its
-// gateway names' DNS state (kept across those replacements and seeded from the Link status
-// when this process starts leading), its gateway probe, its status, its Events and metric
-// labels, and its own work queue of mirrors to converge. It exists while its replica leads.
+// gateway (LinkGateway: the names' DNS state, kept across those replacements and seeded from
+// the Link status when this process starts leading, and the probe), its status, its Events
+// and metric labels, and its own work queue of mirrors to converge. It exists while its
+// replica leads.
 //
 // No mirror is planned until the remote caches have synced and every gateway name has an
 // answer or a seed: planning earlier would delete or empty what is still true.
 import type { KubeConfig, V1Service } from '@kubernetes/client-node';
-import type { AddressType } from '../endpointslice/types.js';
-import { parseGatewayAddress, type GatewayEntry } from '../dns/gateway-address.js';
-import { mirrorGatewayAddresses } from '../dns/gateway-endpoints.js';
-import { GatewayWatcher } from '../dns/gateway-watcher.js';
 import type { DnsPolicy, NameState } from '../dns/name-state.js';
-import { seedNameState } from '../dns/resolution-status.js';
-import { GatewayResolver } from '../dns/resolver.js';
 import type { EventSink } from '../kube/events.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
@@ -23,8 +18,8 @@ import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { runWorkers, WorkQueue } from '../kube/workqueue.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { withoutReadiness, type GatewayAddress } from './endpoints.js';
-import { formatDuration, GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
+import { withoutReadiness } from './endpoints.js';
+import { formatDuration, type LinkEvent } from './gateway-events.js';
 import { parseLink, type Link, type LinkStatus } from './link.js';
 import { LinkStatusBook } from './link-status.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
@@ -33,7 +28,8 @@ import { mirroredRemoteName } from './headless.js';
 import { exportMode } from './mirror.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
-import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
+import type { ProbeAddressOverride } from './probe.js';
+import { LinkGateway } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
@@ -89,12 +85,8 @@ export interface LinkControllerDeps {
 export class LinkController {
     private link: Link | undefined;
     private remote: RemoteWatch | undefined;
-    private entries: GatewayEntry[] = [];
-    private gateway: GatewayWatcher | undefined;
-    private resolver: GatewayResolver | undefined;
-    private probe: ProbeWorker | undefined;
+    private readonly gateway: LinkGateway;
     private readonly status: LinkStatusBook;
-    private readonly reports = new GatewayReports();
     private readonly queue: WorkQueue<LinkWorkKey>;
     private readonly workers: Promise<void>;
     private readonly log: Logger;
@@ -118,6 +110,20 @@ export class LinkController {
             event: (event) => this.event(event),
             written: () => deps.metrics.statusWrites.inc({ link: deps.name }),
             logger: this.log,
+        });
+        this.gateway = new LinkGateway({
+            name: deps.name,
+            policy: deps.policy,
+            dnsServers: deps.dnsServers,
+            dnsTimeoutMs: deps.dnsTimeoutMs,
+            dnsTries: deps.dnsTries,
+            probeOverride: deps.probeOverride,
+            metrics: deps.metrics,
+            logger: this.log,
+            event: (event) => this.event(event),
+            recorded: () => deps.stored()?.status?.gatewayResolution ?? [],
+            changed: () => this.onGatewayChanged(),
+            resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });
         this.queue = new WorkQueue<LinkWorkKey>({
             name: `service-mirror/${deps.name}`,
@@ -148,11 +154,11 @@ export class LinkController {
 
     /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
     get ready(): boolean {
-        return (this.remote?.synced ?? false) && (this.gateway?.settled ?? true);
+        return (this.remote?.synced ?? false) && this.gateway.settled;
     }
 
     get nameStates(): ReadonlyMap<string, NameState> {
-        return this.gateway?.states ?? new Map();
+        return this.gateway.nameStates;
     }
 
     /** Brings the watches in line with the Link as cached now. */
@@ -184,8 +190,7 @@ export class LinkController {
         const restarted = this.remote !== undefined;
         await this.stopRemote();
         this.link = link;
-        this.watchGateway(previous);
-        await this.restartProbe();
+        const gatewayErrors = await this.gateway.update(link);
         if (previous && previous.spec.targetClusterName !== cluster) await this.deps.unlinkCluster(previous.spec.targetClusterName);
         try {
             this.remote = await RemoteWatch.start(link, specKey, this.deps.rest, this.remoteHooks(), {
@@ -203,9 +208,7 @@ export class LinkController {
         }
         this.served();
         this.deps.metrics.remoteWatches.inc();
-        for (const error of parseGatewayAddress(link.spec.gatewayAddress).errors) {
-            if (link.gateway) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
-        }
+        for (const error of gatewayErrors) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         this.log.info({ cluster, restarted }, 'watching remote cluster');
     }
 
@@ -233,65 +236,6 @@ export class LinkController {
         if (updates.length === 0) return;
         await this.deps.slices.writer.apply({ creates: [], updates, deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
-    }
-
-    /**
-     * Keeps the DNS state of the names the Link still has: a spec or credentials change only
-     * adds and drops names. A new watcher (first start, or new metric labels when the target
-     * cluster changed) starts from the previous one's states, else from the Link status.
-     */
-    private watchGateway(previous: Link | undefined): void {
-        const link = this.link!;
-        this.entries = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress).entries : [];
-        const names = this.entries.flatMap((e) => (e.kind === 'hostname' ? [e.name] : []));
-        const relabelled = previous !== undefined && previous.spec.targetClusterName !== link.spec.targetClusterName;
-        const seeds = new Map(this.gateway?.states ?? []);
-        if (relabelled || names.length === 0) this.stopGateway(previous);
-        if (names.length === 0) return;
-        for (const entry of this.deps.stored()?.status?.gatewayResolution ?? []) {
-            const seed = seeds.has(entry.name) ? undefined : seedNameState(entry, Date.now());
-            if (seed) seeds.set(entry.name, seed);
-        }
-        if (!this.gateway) {
-            this.resolver = new GatewayResolver({ servers: this.deps.dnsServers, timeoutMs: this.deps.dnsTimeoutMs, tries: this.deps.dnsTries });
-            this.gateway = new GatewayWatcher({
-                resolver: this.resolver,
-                policy: this.deps.policy,
-                metrics: this.deps.metrics.dnsObserver(this.labels()),
-                onChange: (_name, state) => this.onGatewayName(state),
-                onResolved: (_name, state) => this.status.recordDue(state) && this.queueStatus(),
-                onError: (name, error) => this.log.error({ name, err: error }, 'gateway DNS watcher failed'),
-            });
-            this.reports.seed(this.deps.name, seeds, Date.now(), this.deps.policy);
-        }
-        this.gateway.setNames(names, seeds);
-    }
-
-    private async restartProbe(): Promise<void> {
-        await this.probe?.stop();
-        this.probe = undefined;
-        const link = this.link!;
-        const labels = this.labels();
-        this.deps.metrics.gatewayAlive.set(labels, 1);
-        if (!link.probe || !link.gateway) return;
-        this.probe = new ProbeWorker({
-            probe: link.probe,
-            override: this.deps.probeOverride,
-            target: () => {
-                const all = this.gatewayAddresses(['IPv4', 'IPv6'], Date.now());
-                return (all.find((a) => a.ready) ?? all[0])?.address;
-            },
-            onResult: (result) => {
-                this.deps.metrics.probes.inc({ ...labels, result: result.ok ? 'success' : 'failure' });
-                this.deps.metrics.probeLatency.observe(labels, result.latencyMs / 1000);
-            },
-            onLiveness: (alive, detail) => {
-                this.deps.metrics.gatewayAlive.set(labels, alive ? 1 : 0);
-                this.event(probeEvent(alive, detail, link.probe?.failureThreshold ?? 0));
-                this.enqueueMirrors(false);
-            },
-        });
-        this.probe.start();
     }
 
     private remoteHooks() {
@@ -330,9 +274,8 @@ export class LinkController {
         this.queue.add(STATUS_WORK);
     }
 
-    private onGatewayName(state: NameState): void {
-        for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.event(event);
-        // Only slices whose content changes are written: planSlices compares each one.
+    /** What the gateway publishes may have changed: slices whose content changes are rewritten. */
+    private onGatewayChanged(): void {
         this.enqueueMirrors(false);
         this.queueStatus();
         this.maybeReady();
@@ -388,7 +331,7 @@ export class LinkController {
         if (work.kind === 'unserved') return this.withdrawReadiness();
         await this.status.write({
             complete: this.ready,
-            entries: this.link?.gateway ? this.entries : undefined,
+            entries: this.link?.gateway ? this.gateway.entries : undefined,
             nameStates: this.nameStates,
             remote: this.remoteHealth,
         });
@@ -417,18 +360,9 @@ export class LinkController {
             link,
             remoteServices: remote.services.store,
             remoteSlices: remote.slices.store,
-            gatewayAddresses: (families, now) => this.gatewayAddresses(families, now),
-            gatewayAlive: this.probe?.alive ?? true,
+            gatewayAddresses: (families, now) => this.gateway.addresses(families, now),
+            gatewayAlive: this.gateway.alive,
         };
-    }
-
-    /** The gateway addresses a mirror of these families gets now, in endpoints.ts's form. */
-    private gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[] {
-        return mirrorGatewayAddresses(this.entries, this.nameStates, families, now, this.deps.policy).map((a) => ({
-            address: a.address,
-            family: a.family === 'IPv6' ? 6 : 4,
-            ready: a.ready,
-        }));
     }
 
     private labels() {
@@ -452,21 +386,12 @@ export class LinkController {
         this.deps.federation?.linkStopped();
     }
 
-    private stopGateway(previous: Link | undefined): void {
-        this.gateway?.stop();
-        this.resolver?.cancel();
-        this.gateway = undefined;
-        this.resolver = undefined;
-        if (previous) this.deps.metrics.forgetLink({ link: this.deps.name, target_cluster_name: previous.spec.targetClusterName });
-    }
-
     /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
     async stop(): Promise<void> {
         clearTimeout(this.unservedTimer);
         await this.queue.shutDownWithDrain();
         await this.workers;
-        await Promise.all([this.stopRemote(), this.probe?.stop()]);
-        this.stopGateway(this.link);
+        await Promise.all([this.stopRemote(), this.gateway.stop()]);
         this.deps.metrics.forgetLink(this.labels());
         this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');
     }

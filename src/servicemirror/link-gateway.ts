@@ -1,0 +1,162 @@
+// The gateway of one Link: its gatewayAddress entries, the DNS state of its hostnames, its
+// probe, and the Events they give. The DNS state outlives changes of the Link's spec and
+// credentials (only added and dropped names change), and a first start seeds each name from
+// the Link status, the record of its last good answer that an earlier process left.
+import type { AddressType } from '../endpointslice/types.js';
+import { parseGatewayAddress, type GatewayEntry } from '../dns/gateway-address.js';
+import { mirrorGatewayAddresses } from '../dns/gateway-endpoints.js';
+import { GatewayWatcher } from '../dns/gateway-watcher.js';
+import type { DnsPolicy, NameState } from '../dns/name-state.js';
+import { seedNameState, type GatewayNameStatus } from '../dns/resolution-status.js';
+import { GatewayResolver } from '../dns/resolver.js';
+import type { Logger } from '../kube/log.js';
+import type { GatewayAddress } from './endpoints.js';
+import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
+import type { Link } from './link.js';
+import type { ServiceMirrorMetrics } from './metrics.js';
+import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
+
+export interface LinkGatewayDeps {
+    /** The Link's name, for Events and metric labels. */
+    name: string;
+    policy: DnsPolicy;
+    dnsServers?: string[];
+    dnsTimeoutMs?: number;
+    dnsTries?: number;
+    probeOverride?: ProbeAddressOverride;
+    metrics: ServiceMirrorMetrics;
+    logger: Logger;
+    event: (event: LinkEvent) => void;
+    /** The Link status's record of each name, read on a first start. */
+    recorded: () => readonly GatewayNameStatus[];
+    /** What the gateway publishes (addresses, readiness, liveness) may have changed. */
+    changed: () => void;
+    /** A name resolved, changed or not. */
+    resolved: (state: NameState) => void;
+}
+
+export class LinkGateway {
+    private link: Link | undefined;
+    private gatewayEntries: GatewayEntry[] = [];
+    private watcher: GatewayWatcher | undefined;
+    private resolver: GatewayResolver | undefined;
+    private probe: ProbeWorker | undefined;
+    private readonly reports = new GatewayReports();
+
+    constructor(private readonly deps: LinkGatewayDeps) {}
+
+    get entries(): readonly GatewayEntry[] {
+        return this.gatewayEntries;
+    }
+
+    get nameStates(): ReadonlyMap<string, NameState> {
+        return this.watcher?.states ?? new Map();
+    }
+
+    /** Every hostname has an answer, a failure or a seed: what it publishes can be trusted. */
+    get settled(): boolean {
+        return this.watcher?.settled ?? true;
+    }
+
+    /** Whether the gateway answers its probe; true for a Link that is not probed. */
+    get alive(): boolean {
+        return this.probe?.alive ?? true;
+    }
+
+    /** Follows the Link's new spec: names added and dropped, the probe restarted. Returns the gatewayAddress parts left out, and why. */
+    async update(link: Link): Promise<string[]> {
+        const previous = this.link;
+        this.link = link;
+        const parsed = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress) : { entries: [], errors: [] };
+        this.gatewayEntries = parsed.entries;
+        this.watchNames(previous);
+        await this.restartProbe();
+        return parsed.errors;
+    }
+
+    /** The gateway addresses a mirror of these families gets now, in endpoints.ts's form. */
+    addresses(families: readonly AddressType[], now: number): GatewayAddress[] {
+        return mirrorGatewayAddresses(this.gatewayEntries, this.nameStates, families, now, this.deps.policy).map((a) => ({
+            address: a.address,
+            family: a.family === 'IPv6' ? 6 : 4,
+            ready: a.ready,
+        }));
+    }
+
+    /**
+     * A new watcher (first start, or new metric labels when the target cluster changed) starts
+     * from the previous one's states, else from the Link status.
+     */
+    private watchNames(previous: Link | undefined): void {
+        const names = this.gatewayEntries.flatMap((e) => (e.kind === 'hostname' ? [e.name] : []));
+        const relabelled = previous !== undefined && previous.spec.targetClusterName !== this.link!.spec.targetClusterName;
+        const seeds = new Map(this.watcher?.states ?? []);
+        if (relabelled || names.length === 0) this.stopWatcher(previous);
+        if (names.length === 0) return;
+        for (const entry of this.deps.recorded()) {
+            const seed = seeds.has(entry.name) ? undefined : seedNameState(entry, Date.now());
+            if (seed) seeds.set(entry.name, seed);
+        }
+        if (!this.watcher) {
+            this.resolver = new GatewayResolver({ servers: this.deps.dnsServers, timeoutMs: this.deps.dnsTimeoutMs, tries: this.deps.dnsTries });
+            this.watcher = new GatewayWatcher({
+                resolver: this.resolver,
+                policy: this.deps.policy,
+                metrics: this.deps.metrics.dnsObserver(this.labels()),
+                onChange: (_name, state) => {
+                    for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.deps.event(event);
+                    this.deps.changed();
+                },
+                onResolved: (_name, state) => this.deps.resolved(state),
+                onError: (name, error) => this.deps.logger.error({ name, err: error }, 'gateway DNS watcher failed'),
+            });
+            // What the seeds say was told by whoever learned it.
+            this.reports.seed(this.deps.name, seeds, Date.now(), this.deps.policy);
+        }
+        this.watcher.setNames(names, seeds);
+    }
+
+    private async restartProbe(): Promise<void> {
+        await this.probe?.stop();
+        this.probe = undefined;
+        const link = this.link!;
+        const labels = this.labels();
+        this.deps.metrics.gatewayAlive.set(labels, 1);
+        if (!link.probe || !link.gateway) return;
+        this.probe = new ProbeWorker({
+            probe: link.probe,
+            override: this.deps.probeOverride,
+            target: () => {
+                const all = this.addresses(['IPv4', 'IPv6'], Date.now());
+                return (all.find((a) => a.ready) ?? all[0])?.address;
+            },
+            onResult: (result) => {
+                this.deps.metrics.probes.inc({ ...labels, result: result.ok ? 'success' : 'failure' });
+                this.deps.metrics.probeLatency.observe(labels, result.latencyMs / 1000);
+            },
+            onLiveness: (alive, detail) => {
+                this.deps.metrics.gatewayAlive.set(labels, alive ? 1 : 0);
+                this.deps.event(probeEvent(alive, detail, link.probe?.failureThreshold ?? 0));
+                this.deps.changed();
+            },
+        });
+        this.probe.start();
+    }
+
+    private labels() {
+        return { link: this.deps.name, target_cluster_name: this.link?.spec.targetClusterName ?? '' };
+    }
+
+    private stopWatcher(previous: Link | undefined): void {
+        this.watcher?.stop();
+        this.resolver?.cancel();
+        this.watcher = undefined;
+        this.resolver = undefined;
+        if (previous) this.deps.metrics.forgetLink({ link: this.deps.name, target_cluster_name: previous.spec.targetClusterName });
+    }
+
+    async stop(): Promise<void> {
+        await this.probe?.stop();
+        this.stopWatcher(this.link);
+    }
+}
