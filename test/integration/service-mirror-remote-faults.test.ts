@@ -32,17 +32,25 @@ async function holds(ns: string, service: string, expected: string[], forMs: num
     }
 }
 
+/** A Link of its own (selecting only its Services), a remote Service `web` and its mirror, with the controller running. */
+async function mirroredLink(link: string, gateway: string, services = ['web']) {
+    const ctlNs = await env.local.namespace(`mc-${link}`);
+    const labels = { ...EXPORTED, link };
+    await createLink(env, ctlNs, { name: link, gatewayAddress: gateway, selector: { matchLabels: labels } });
+    const ns = await pairedNamespace(env);
+    for (const name of services) await createRemoteService(env, ns, name, { labels });
+    const running = await runServiceMirror(env, ctlNs);
+    for (const name of services) {
+        await eventually(`the mirror of ${name}`, async () => (await endpointsOf(env, ns, `${name}-${link}`)).join() === `IPv4 ${gateway} ready`);
+    }
+    return { ctlNs, ns, labels, running };
+}
+
 const readable = async (ns: string, link: string) => (await getLink(env, ns, link)).status?.conditions?.find((c) => c.type === 'RemoteReadable');
 
 describe('service mirror with a misbehaving remote cluster', () => {
     it('keeps the mirrors through a frozen remote apiserver (SIGSTOP) and converges after SIGCONT', async (t) => {
-        const ctlNs = await env.local.namespace('mc-frozen');
-        const labels = { ...EXPORTED, link: 'frozen' };
-        await createLink(env, ctlNs, { name: 'frozen', gatewayAddress: '192.0.2.71', selector: { matchLabels: labels } });
-        const ns = await pairedNamespace(env);
-        await createRemoteService(env, ns, 'web', { labels });
-        const running = await runServiceMirror(env, ctlNs);
-        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-frozen')).join() === 'IPv4 192.0.2.71 ready');
+        const { ns, labels, running } = await mirroredLink('frozen', '192.0.2.71');
 
         process.kill(env.remote.state.apiserverPid, 'SIGSTOP');
         try {
@@ -59,14 +67,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
     });
 
     it('says RemoteReadable False while the remote apiserver is down, keeps the mirrors, and converges when it is back', async (t) => {
-        const ctlNs = await env.local.namespace('mc-down');
-        const labels = { ...EXPORTED, link: 'down' };
-        await createLink(env, ctlNs, { name: 'down', gatewayAddress: '192.0.2.72', selector: { matchLabels: labels } });
-        const ns = await pairedNamespace(env);
-        await createRemoteService(env, ns, 'web', { labels });
-        await createRemoteService(env, ns, 'gone-later', { labels });
-        const running = await runServiceMirror(env, ctlNs);
-        await eventually('the mirrors', async () => (await endpointsOf(env, ns, 'web-down')).length === 1 && (await endpointsOf(env, ns, 'gone-later-down')).length === 1);
+        const { ctlNs, ns, labels, running } = await mirroredLink('down', '192.0.2.72', ['web', 'gone-later']);
         await eventually('RemoteReadable True', async () => (await readable(ctlNs, 'down'))?.status === 'True');
 
         const restarted = restartApiserver(env.remote.state.name, 8000);
@@ -144,13 +145,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
     });
 
     it('makes the mirrors of a Link that turned invalid not ready once the stale window has run out, and ready again once it is fixed', async () => {
-        const ctlNs = await env.local.namespace('mc-invalid');
-        const labels = { ...EXPORTED, link: 'invalid' };
-        await createLink(env, ctlNs, { name: 'invalid', gatewayAddress: '192.0.2.74', selector: { matchLabels: labels } });
-        const ns = await pairedNamespace(env);
-        await createRemoteService(env, ns, 'web', { labels });
-        const running = await runServiceMirror(env, ctlNs);
-        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 ready');
+        const { ctlNs, ns, running } = await mirroredLink('invalid', '192.0.2.74');
 
         await env.local.admin.mergePatch(objectPath(Links, ctlNs, 'invalid'), { spec: { gatewayPort: 'not-a-port' } });
         await eventually('the InvalidLink Event', () => hasEvent(env, ctlNs, 'invalid', 'InvalidLink', 'gatewayPort'));
