@@ -63,14 +63,19 @@ export class LinkGateway {
         return this.probe?.alive ?? true;
     }
 
-    /** Follows the Link's new spec: names added and dropped, the probe restarted. Returns the gatewayAddress parts left out, and why. */
+    /**
+     * Follows the Link's new spec: names added and dropped, the probe restarted if its spec or
+     * the gateway changed. Returns the gatewayAddress parts left out, and why.
+     */
     async update(link: Link): Promise<string[]> {
         const previous = this.link;
         this.link = link;
         const parsed = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress) : { entries: [], errors: [] };
         this.gatewayEntries = parsed.entries;
         this.watchNames(previous);
-        await this.restartProbe();
+        // Rotated credentials or a retried remote watch leave the probe and its liveness as they are.
+        const probeOf = (l: Link) => JSON.stringify([l.probe, l.gateway, l.spec.targetClusterName]);
+        if (previous === undefined || probeOf(previous) !== probeOf(link)) await this.restartProbe();
         return parsed.errors;
     }
 
