@@ -128,6 +128,7 @@ export class FederationController {
             if (refused.cluster === '') this.deps.logger.warn({ namespace, name }, message);
             else this.deps.event(refused.cluster, { type: 'Warning', reason: 'InvalidService', message });
         }
+        if (outcome.namespaceMissing) throw new Error(outcome.problem);
         if (outcome.problem) this.deps.logger.warn({ namespace, name, problem: outcome.problem }, 'federated Service not converged');
     }
 

@@ -39,6 +39,11 @@ export interface FederatedOutcome {
     /** Members refused (by cluster, "" for the local one), and why. */
     refused: { cluster: string; message: string }[];
     problem?: string;
+    /**
+     * The namespace is missing from our cache. It may have just been created and not reached
+     * the cache yet, and no other event would bring this key back: retried with backoff.
+     */
+    namespaceMissing?: boolean;
 }
 
 export class FederatedSync {
@@ -85,7 +90,7 @@ export class FederatedSync {
         }
         const creator = local.state === 'member' ? '' : ([...remotes.entries()].find(([, m]) => m.state === 'member')?.[0] ?? '');
         if (!found && !(await this.deps.ensureNamespace(namespace, creator))) {
-            return { service: null, refused, problem: `namespace ${namespace} does not exist in this cluster` };
+            return { service: null, refused, problem: `namespace ${namespace} does not exist in this cluster`, namespaceMissing: true };
         }
         const ensured = await this.deps.writes.ensureService(namespace, named.name, desired, isFederatedService);
         if ('problem' in ensured) return { service: null, refused, problem: ensured.problem };
