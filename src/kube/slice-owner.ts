@@ -38,9 +38,14 @@ export interface SliceOwnerOptions {
     log: LogFn;
 }
 
+/** A plan of just these writes, planned by no reconciler (so with no endpoint counts). */
+export function writesPlan(writes: Partial<Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>>): SlicePlan {
+    return { creates: [], updates: [], deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0, ...writes };
+}
+
 /** The plan that deletes these slices and writes nothing else. */
 export function removalPlan(slices: V1EndpointSlice[]): SlicePlan {
-    return { creates: [], updates: [], deletes: slices, endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 };
+    return writesPlan({ deletes: slices });
 }
 
 export class SliceOwner {

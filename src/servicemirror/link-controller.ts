@@ -13,7 +13,7 @@ import type { EventSink } from '../kube/events.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
-import type { SliceOwner } from '../kube/slice-owner.js';
+import { writesPlan, type SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { runWorkers, WorkQueue } from '../kube/workqueue.js';
@@ -234,7 +234,7 @@ export class LinkController {
             this.deps.slices.slicesOf(svc.metadata!.namespace!, svc.metadata!.name!).flatMap((slice) => withoutReadiness(slice) ?? []),
         );
         if (updates.length === 0) return;
-        await this.deps.slices.writer.apply({ creates: [], updates, deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0 });
+        await this.deps.slices.writer.apply(writesPlan({ updates }));
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
     }
 

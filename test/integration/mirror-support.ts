@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 // Shared by the service-mirror integration tests: two real clusters (local and remote), a real
 // DNS server on loopback, the controller in-process with a client that records its writes, and
 // helpers to create remote Services, Links and read back mirrors, slices, Events and status.
@@ -347,4 +348,18 @@ export function startMirrorProcess(env: MirrorEnv, namespace: string, identity: 
         proc.kill('SIGKILL');
     });
     return { proc, exit, stderr: () => stderr };
+}
+
+/**
+ * Polls the mirror's endpoints until `until` (ms since the epoch), failing at once if they are
+ * ever not `expected`. Returns how many times they were checked.
+ */
+export async function mirrorHolds(env: MirrorEnv, ns: string, service: string, expected: string[], until: number): Promise<number> {
+    let polls = 0;
+    while (Date.now() < until) {
+        assert.deepEqual(await endpointsOf(env, ns, service), expected, `check ${polls + 1}`);
+        polls++;
+        await new Promise((r) => setTimeout(r, 250));
+    }
+    return polls;
 }

@@ -16,21 +16,13 @@ import {
     getLink,
     hasEvent,
     linkObject,
+    mirrorHolds,
     pairedNamespace,
     runServiceMirror,
     startMirrorEnv,
 } from './mirror-support.js';
 
 const env = await startMirrorEnv('mirror-faults');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function holds(ns: string, service: string, expected: string[], forMs: number): Promise<void> {
-    const until = Date.now() + forMs;
-    while (Date.now() < until) {
-        assert.deepEqual(await endpointsOf(env, ns, service), expected);
-        await sleep(250);
-    }
-}
 
 /** A Link of its own (selecting only its Services), a remote Service `web` and its mirror, with the controller running. */
 async function mirroredLink(link: string, gateway: string, services = ['web']) {
@@ -54,7 +46,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
 
         process.kill(env.remote.state.apiserverPid, 'SIGSTOP');
         try {
-            await holds(ns, 'web-frozen', ['IPv4 192.0.2.71 ready'], 6000);
+            await mirrorHolds(env, ns, 'web-frozen', ['IPv4 192.0.2.71 ready'], Date.now() + 6000);
         } finally {
             process.kill(env.remote.state.apiserverPid, 'SIGCONT');
         }
@@ -134,7 +126,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
         proxy.cutAll();
         await eventually('RemoteReadable False, Forbidden', async () => (await readable(ctlNs, 'revoked'))?.reason === 'Forbidden', 30_000);
         assert.ok(await hasEvent(env, ctlNs, 'revoked', 'RemoteClusterUnreachable', 'forbidden'));
-        await holds(ns, 'web-revoked', ['IPv4 192.0.2.73 ready'], 2000);
+        await mirrorHolds(env, ns, 'web-revoked', ['IPv4 192.0.2.73 ready'], Date.now() + 2000);
 
         await env.local.admin.mergePatch(objectPath(Secrets, ctlNs, 'creds-revoked'), { data: { kubeconfig: Buffer.from(kubeconfigForToken(viaProxy, 'admin', env.remote.state.adminToken)).toString('base64') } });
         await createRemoteService(env, ns, 'api', { labels });

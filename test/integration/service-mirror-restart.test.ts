@@ -16,23 +16,13 @@ import {
     pairedNamespace,
     runServiceMirror,
     startMirrorEnv,
+    mirrorHolds,
     startMirrorProcess,
 } from './mirror-support.js';
 
 const env = await startMirrorEnv('mirror-restart');
 const MIRROR_WRITES = ['endpointslices', 'services', 'links'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls the mirror's endpoints until `until`, failing at once if they are ever not `expected`. */
-async function holds(ns: string, service: string, expected: string[], until: number): Promise<number> {
-    let polls = 0;
-    while (Date.now() < until) {
-        assert.deepEqual(await endpointsOf(env, ns, service), expected, `at +${polls * 250} ms`);
-        polls++;
-        await sleep(250);
-    }
-    return polls;
-}
 
 describe('service mirror across process restarts', () => {
     it('keeps the mirrors ready through a restart during a DNS outage, until the stale window counted from the last good answer ends', async () => {
@@ -58,7 +48,7 @@ describe('service mirror across process restarts', () => {
 
         // The last good answer came at most a second before the outage; the record of it may be
         // a quarter window older. Until 30 s in, the new process must keep every address ready.
-        const polls = await holds(ns, 'web-restart', ready, failedAt + 30_000);
+        const polls = await mirrorHolds(env, ns, 'web-restart', ready, failedAt + 30_000);
         assert.ok(polls > 4, `the mirror was checked ${polls} times while the new process ran`);
         await eventually(
             'not ready once the window has run out',
@@ -129,7 +119,7 @@ describe('service mirror across process restarts', () => {
         const edited = running.controller.remoteWatchOf('edit');
         await env.local.admin.mergePatch(objectPath(Secrets, ctlNs, 'creds-edit'), { metadata: { annotations: { rotated: 'yes' } } });
         await eventually('a new watch for the rotated Secret', () => running.controller.remoteWatchOf('edit') !== edited && running.controller.controllerOf('edit')?.ready === true);
-        await holds(ns, 'web-edit', ready, Date.now() + 3000);
+        await mirrorHolds(env, ns, 'web-edit', ready, Date.now() + 3000);
         const port = async () => (await env.local.admin.get<{ items: { ports?: { port?: number }[] }[] }>(collectionPath(EndpointSlices, ns), { labelSelector: 'kubernetes.io/service-name=web-edit' })).items[0]?.ports?.[0]?.port;
         // The edit changed the gateway port: the one slice write it calls for, and no other.
         await eventually('the new gateway port', async () => (await port()) === 4144);
