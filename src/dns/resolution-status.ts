@@ -1,6 +1,7 @@
 // The Link's status.gatewayResolution: one item per gatewayAddress entry, in the shape the
 // Link CRD (charts/mesh-endpoints/crds/links.yaml) declares. Pure; timestamps are RFC 3339.
 import type { AddressType } from '../endpointslice/types.js';
+import { rfc3339 } from '../kube/time.js';
 import { usableEndpointIP } from '../ip/address.js';
 import { compareAddresses, type GatewayEntry } from './gateway-address.js';
 import { addressesOf, initialNameState, type DnsPolicy, type NameState, type ResolutionErrorCode, type ResolvedAddress } from './name-state.js';
@@ -111,9 +112,4 @@ export function gatewayResolutionStatus(
         const state = states.get(entry.name);
         return state === undefined ? { name: entry.name, addresses: [] } : nameStatus(state, now, policy);
     });
-}
-
-function rfc3339(ms: number): string {
-    // Whole seconds, like every other timestamp the apiserver writes.
-    return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

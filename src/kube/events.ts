@@ -8,6 +8,7 @@ import type { KubeRest } from './rest.js';
 import { collectionPath, Events, objectPath } from './resources.js';
 import type { KubeObject } from './store.js';
 import type { LogFn } from './log.js';
+import { rfc3339 } from './time.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -192,7 +193,7 @@ export class EventRecorder implements EventSink {
     private async create(e: Pending, id: string): Promise<void> {
         const meta = e.obj.metadata ?? {};
         const namespace = meta.namespace || 'default';
-        const time = timestamp(e.at);
+        const time = rfc3339(e.at);
         try {
             const created = await this.rest.create<{ metadata: { name: string } }>(collectionPath(Events, namespace), {
                 metadata: { generateName: `${meta.name}.`, namespace },
@@ -227,7 +228,7 @@ export class EventRecorder implements EventSink {
         if (!patch) return; // its create failed, or a later patch already carried this count
         const namespace = e.obj.metadata?.namespace || 'default';
         try {
-            await this.rest.mergePatch(objectPath(Events, namespace, patch.name), { count: patch.count, lastTimestamp: timestamp(e.at) });
+            await this.rest.mergePatch(objectPath(Events, namespace, patch.name), { count: patch.count, lastTimestamp: rfc3339(e.at) });
             this.filter.written(id, patch.count);
             this.count('aggregated');
         } catch (err) {
@@ -235,8 +236,4 @@ export class EventRecorder implements EventSink {
             throw err;
         }
     }
-}
-
-function timestamp(ms: number): string {
-    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isConflict, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
+import { microTime } from './time.js';
 
 export interface LeaseSpec {
     holderIdentity?: string | null;
@@ -44,11 +45,6 @@ export interface LeaderElectionOptions {
     onStoppedLeading?: () => void;
     onNewLeader?: (identity: string) => void;
     log?: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
-}
-
-/** MicroTime: the apiserver parses exactly six fractional digits. */
-export function microTime(date: Date): string {
-    return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 export function defaultIdentity(): string {

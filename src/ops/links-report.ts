@@ -10,6 +10,7 @@ import { parseLink, type Link, type LinkCondition } from '../servicemirror/link.
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
+import { rfc3339 } from '../kube/time.js';
 import { compare } from './workloads-report.js';
 
 /** The Event fields the report reads (core/v1 Event). */
@@ -139,7 +140,7 @@ function probeState(link: Link, events: readonly LinkEventObject[]): ProbeState 
 
 function eventTime(event: LinkEventObject): string {
     const t = event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
-    return t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, 'Z') : (t ?? '');
+    return t instanceof Date ? rfc3339(t) : (t ?? '');
 }
 
 /** By time, then by resourceVersion: Event times have whole seconds, and a flap fits in one. */

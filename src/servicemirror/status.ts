@@ -1,6 +1,7 @@
 // The Link status the service mirror writes: one Mirrored condition per exported remote
 // Service (Linkerd's shape) and how each gateway name resolved (our addition). Pure: the
 // controller decides when to build it and writes it only when it differs from what is stored.
+import { rfc3339 } from '../kube/time.js';
 import type { GatewayResolutionStatus, LinkCondition, LinkStatus, ServiceStatus } from './link.js';
 
 /** Linkerd's is linkerd.io/service-mirror; ours says which controller wrote the entry. */
@@ -17,11 +18,6 @@ export interface MirrorOutcome {
     message: string;
     /** The mirror Service, once it exists. */
     localName?: string;
-}
-
-/** RFC 3339 with seconds, the precision of metav1.Time. */
-export function rfc3339(ms: number): string {
-    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { LeaderElector, microTime } from '../../src/kube/leaderelection.js';
+import { LeaderElector } from '../../src/kube/leaderelection.js';
 import { collectionPath, ConfigMaps, Leases, objectPath } from '../../src/kube/resources.js';
 import type { LeaseSpec } from '../../src/kube/leaderelection.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
@@ -35,10 +35,6 @@ async function writesBy(ns: string, identity: string): Promise<number> {
 }
 
 describe('leader election', () => {
-    it('formats MicroTime with six fractional digits', () => {
-        assert.equal(microTime(new Date('2026-11-29T18:00:00.123Z')), '2026-11-29T18:00:00.123000Z');
-    });
-
     it('refuses a renewDeadline that is not shorter than the leaseDuration', () => {
         assert.throws(() => new LeaderElector(cluster.admin, { namespace: 'x', name: 'y', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }));
     });
