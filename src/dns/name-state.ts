@@ -40,16 +40,19 @@ export function recordIntervalMs(policy: DnsPolicy): number {
     return policy.staleWindowMs / 4;
 }
 
-export type ResolutionErrorCode =
-    | 'NXDOMAIN'
-    | 'NODATA'
-    | 'SERVFAIL'
-    | 'TIMEOUT'
-    | 'REFUSED'
-    | 'UNREACHABLE'
-    /** Records came back, but every one of them is an address Kubernetes rejects. */
-    | 'UNUSABLE'
-    | 'OTHER';
+export const RESOLUTION_ERROR_CODES = [
+    'NXDOMAIN',
+    'NODATA',
+    'SERVFAIL',
+    'TIMEOUT',
+    'REFUSED',
+    'UNREACHABLE',
+    // Records came back, but every one of them is an address Kubernetes rejects.
+    'UNUSABLE',
+    'OTHER',
+] as const;
+
+export type ResolutionErrorCode = (typeof RESOLUTION_ERROR_CODES)[number];
 
 export interface ResolutionError {
     code: ResolutionErrorCode;

@@ -4,7 +4,7 @@ import type { AddressType } from '../endpointslice/types.js';
 import { rfc3339 } from '../kube/time.js';
 import { usableEndpointIP } from '../ip/address.js';
 import { compareAddresses, type GatewayEntry } from './gateway-address.js';
-import { addressesOf, initialNameState, type DnsPolicy, type NameState, type ResolutionErrorCode, type ResolvedAddress } from './name-state.js';
+import { addressesOf, initialNameState, RESOLUTION_ERROR_CODES, type DnsPolicy, type NameState, type ResolutionErrorCode, type ResolvedAddress } from './name-state.js';
 
 export interface GatewayNameStatus {
     /** The entry: an IP literal in canonical form, or the hostname lowercased, without the root dot. */
@@ -87,7 +87,7 @@ function parseTime(text: string | undefined): number | undefined {
     return Number.isFinite(ms) ? ms : undefined;
 }
 
-const ERROR_CODES: ReadonlySet<string> = new Set<ResolutionErrorCode>(['NXDOMAIN', 'NODATA', 'SERVFAIL', 'TIMEOUT', 'REFUSED', 'UNREACHABLE', 'UNUSABLE', 'OTHER']);
+const ERROR_CODES: ReadonlySet<string> = new Set(RESOLUTION_ERROR_CODES);
 
 /** "CODE: detail" as nameStatus writes it. */
 function parseError(text: string | undefined): NameState['lastError'] {
