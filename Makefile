@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane helm build typecheck test unit integration demo bench docs clean
+.PHONY: all deps control-plane helm build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -51,6 +51,12 @@ demo: deps control-plane
 # SCALE=large: cluster-scale adds one Service of 10 000 workloads.
 bench: deps control-plane
 	SCALE=$(SCALE) npx tsx bench/run.ts
+
+# The chaos soak (test/soak/): SOAK_S seconds (300 by default) of random changes and faults
+# against two replicas of each controller on two clusters, an invariant checker watching;
+# exits non-zero on any violation. SOAK_SEED=N replays a run's choices. make test runs 60 s of it.
+soak: deps control-plane
+	SOAK_S=$(SOAK_S) npx tsx test/soak/run.ts
 
 # The generated parts of docs/ (a unit test fails when they are out of date).
 docs: deps

@@ -28,6 +28,8 @@ export interface ClusterState {
     kubeconfig: string;
     /** The test process this cluster belongs to; it is an orphan once that process is gone. */
     ownerPid?: number;
+    /** More kube-apiserver flags (an audit log), kept across restartApiserver. */
+    extraApiserverArgs?: string[];
 }
 
 export function clustersRoot(): string {
@@ -143,7 +145,7 @@ function stopProcess(pid: number): Promise<void> {
     });
 }
 
-export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort'>): string[] {
+export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs'>): string[] {
     const { dir } = state;
     return [
         `--etcd-servers=http://127.0.0.1:${state.etcdPort}`,
@@ -163,6 +165,7 @@ export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' 
         '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
         '--endpoint-reconciler-type=none',
         '--allow-privileged=true',
+        ...(state.extraApiserverArgs ?? []),
     ];
 }
 
@@ -212,7 +215,7 @@ export function kubeconfigForToken(state: ClusterState, user: string, token: str
 }
 
 /** Starts cluster `name`, or returns the running one. */
-export async function up(name: string, ownerPid?: number): Promise<ClusterState> {
+export async function up(name: string, ownerPid?: number, extraApiserverArgs?: string[]): Promise<ClusterState> {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 40) {
         throw new Error(`cluster name "${name}" must be a DNS label of at most 40 characters`);
     }
@@ -260,6 +263,7 @@ export async function up(name: string, ownerPid?: number): Promise<ClusterState>
         apiserverPid: 0,
         kubeconfig: join(dir, 'kubeconfig'),
         ownerPid,
+        extraApiserverArgs,
     };
     // Written before waiting, so a failed start can still be brought down.
     writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
@@ -296,6 +300,24 @@ export async function restartApiserver(name: string, pausedMs = 0): Promise<Clus
     state.apiserverPid = await startApiserver(await controlPlaneBinaries(), state);
     writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
     return state;
+}
+
+/**
+ * Compacts etcd's history up to its current revision (through etcd's JSON gateway), as
+ * kube-apiserver does every 5 minutes: watches from an older resourceVersion then get 410 Gone.
+ */
+export async function compactEtcd(name: string): Promise<number> {
+    const state = readState(name);
+    if (!state) throw new Error(`cluster ${name} is not running`);
+    const call = async (path: string, body: object) => {
+        const res = await fetch(`http://127.0.0.1:${state.etcdPort}${path}`, { method: 'POST', body: JSON.stringify(body) });
+        if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
+        return (await res.json()) as { header?: { revision?: string } };
+    };
+    // Any key: the answer's header carries the current revision.
+    const revision = Number((await call('/v3/kv/range', { key: Buffer.from('/').toString('base64') })).header?.revision);
+    await call('/v3/kv/compaction', { revision });
+    return revision;
 }
 
 /** Clusters started for a test process that no longer runs. */

@@ -22,6 +22,12 @@ export interface LoggedQuery {
     name: string;
     type: string;
     transport: 'udp' | 'tcp';
+    /** When it was answered (ms since the epoch). */
+    at: number;
+    /** Records in the answer: 0 for a failure, NODATA or silence. */
+    answers: number;
+    /** The shortest TTL of the answer's records (seconds). */
+    ttl?: number;
 }
 
 const HOST = '127.0.0.1';
@@ -138,7 +144,8 @@ export class TestDnsServer {
         const question = query.questions?.[0];
         if (query.type !== 'query' || question === undefined) return undefined;
         const name = key(question.name);
-        this.log.push({ name, type: question.type, transport });
+        const logged: LoggedQuery = { name, type: question.type, transport, at: Date.now(), answers: 0 };
+        this.log.push(logged);
 
         const behaviour =
             this.behaviours.get(`${name} ${question.type}`) ?? this.behaviours.get(`${name} *`) ?? 'normal';
@@ -150,9 +157,12 @@ export class TestDnsServer {
 
         const answers: dnsPacket.Answer[] = [];
         if (rcode === RCODE.NOERROR && (question.type === 'A' || question.type === 'AAAA')) {
-            for (const record of records?.[question.type] ?? []) {
+            const answered = records?.[question.type] ?? [];
+            for (const record of answered) {
                 answers.push({ type: question.type, name: question.name, ttl: record.ttl, data: record.address });
             }
+            logged.answers = answered.length;
+            if (answered.length > 0) logged.ttl = Math.min(...answered.map((r) => r.ttl));
         }
         const recursionDesired = query.flags !== undefined && (query.flags & dnsPacket.RECURSION_DESIRED) !== 0;
         return {

@@ -47,9 +47,9 @@ export interface LocalCluster extends TestCluster {
     stop(): Promise<void>;
 }
 
-export async function startLocalCluster(name: string): Promise<LocalCluster> {
+export async function startLocalCluster(name: string, extraApiserverArgs?: string[]): Promise<LocalCluster> {
     watchdog(name);
-    const state = await up(name, process.pid);
+    const state = await up(name, process.pid, extraApiserverArgs);
     const admin = new KubeRest(kubeConfigFor(state));
     let counter = 0;
     return {

@@ -1,0 +1,91 @@
+// The chaos soak: two clusters, two replicas of each controller, a driver of random changes,
+// a chaos loop of faults, and an invariant checker watching the apiserver throughout. After
+// `seconds` of both, the faults stop and every Service must converge to the planners' answer.
+// `make soak` runs this file (SOAK_S seconds, 300 by default; SOAK_SEED to replay a run) and
+// exits non-zero on any violation; test/integration/chaos-soak.test.ts runs a 60 s form.
+import { rmSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { mismatches } from './converge.js';
+import { Chaos } from './chaos.js';
+import { Driver } from './driver.js';
+import { startSoakEnv } from './env.js';
+import { countLine, History, type Violation } from './history.js';
+import { auditLeaseTerms } from './lease-audit.js';
+import { Random, soakSeed } from './random.js';
+import { judgeEmptiedMirrors, WatchChecker } from './watch-checker.js';
+
+/** The bound on convergence once the faults stop (a replica restarted last needs seconds to boot). */
+const CONVERGE_LIMIT_MS = 90_000;
+/** The gateway name's answer once the driver stops (Driver.stop). */
+const FINAL_GATEWAY = [{ address: '192.0.2.201', family: 4 as const, ready: true }];
+
+export interface SoakReport {
+    seed: number;
+    violations: Violation[];
+    faults: number;
+    changes: number;
+    convergedMs?: number;
+    lines: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+export async function runSoak(opts: { seconds: number; seed: number; print?: (line: string) => void }): Promise<SoakReport> {
+    const lines: string[] = [];
+    const print = (line: string) => (lines.push(line), opts.print?.(line));
+    const { seconds, seed } = opts;
+    print(`soak: seed ${seed} (SOAK_SEED=${seed} replays the choices), ${seconds} s of changes and faults`);
+    const history = new History();
+    const env = await startSoakEnv();
+    print(`soak: clusters up; replica logs and the audit log in ${env.workDir}`);
+    let convergedMs: number | undefined;
+    try {
+        const checker = new WatchChecker(env, history);
+        await checker.start();
+        for (const replica of env.replicas) replica.start();
+        const driver = new Driver(env, new Random(seed), history);
+        const chaos = new Chaos(env, new Random(seed ^ 0x5bd1e995), history);
+        driver.start();
+        chaos.start();
+        await sleep(seconds * 1000);
+        await chaos.stop();
+        await driver.stop();
+
+        let left: string[] = [];
+        const deadline = Date.now() + CONVERGE_LIMIT_MS;
+        while (Date.now() < deadline) {
+            left = await mismatches(env, FINAL_GATEWAY).catch((err: Error) => [`reading the clusters: ${err.message}`]);
+            if (left.length === 0) break;
+            await sleep(500);
+        }
+        if (left.length === 0) convergedMs = Date.now() - history.lastFaultEndAt;
+        else history.violation('converged', `not converged ${CONVERGE_LIMIT_MS / 1000} s after the faults stopped:\n    ${left.join('\n    ')}`);
+        await checker.stop();
+
+        const audit = auditLeaseTerms(env, history);
+        const emptyings = judgeEmptiedMirrors(checker.emptied, env.dns.queries, audit.mirrorLeaderChangesAt, history);
+        print(`faults injected: ${countLine(history.faults)}`);
+        print(`changes made: ${countLine(history.changes)}; refused or failed in transit: ${countLine(history.failedChanges)}`);
+        print(`replica starts: ${env.replicas.map((r) => `${r.name} ${r.starts}`).join(', ')}`);
+        print(`SIGTERM to exit: ${history.sigtermExitMs.length === 0 ? 'none sent' : `max ${Math.max(...history.sigtermExitMs)} ms of ${history.sigtermExitMs.length}`}`);
+        print(`leader changes (apiserver audit): ${Object.entries(audit.leaderChanges).map(([c, n]) => `${c} ${n}`).join(', ')}; lease writes ${audit.leaseWrites}`);
+        print(`writes by replicas (apiserver audit): ${countLine(audit.writes)}`);
+        print(`slice versions checked by the oracle: ${checker.slicesChecked}`);
+        print(`mirror emptyings seen: ${checker.emptied.length}, explained: ${countLine(emptyings.explained)}`);
+        print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended`}`);
+        print(`invariant violations: ${history.violations.length}`);
+        for (const v of history.violations) print(`  - [${v.invariant}] ${new Date(v.at).toISOString()} ${v.detail}`);
+    } finally {
+        await env.stop();
+        if (history.violations.length === 0 && !process.env.SOAK_KEEP) rmSync(env.workDir, { recursive: true, force: true });
+    }
+    return { seed, violations: history.violations, faults: total(history.faults), changes: total(history.changes), convergedMs, lines };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+    const seconds = Number(process.env.SOAK_S || 300);
+    if (!(seconds > 0)) throw new Error(`SOAK_S must be a positive number of seconds, not ${process.env.SOAK_S}`);
+    const report = await runSoak({ seconds, seed: soakSeed(), print: (line) => console.log(line) });
+    process.exit(report.violations.length === 0 ? 0 : 1);
+}
