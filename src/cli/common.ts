@@ -10,7 +10,7 @@ import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { formatDuration } from '../servicemirror/gateway-events.js';
 import { parseDurationMs } from '../servicemirror/link.js';
-import { parseProbeAddressOverride, type ProbeAddressOverride } from '../servicemirror/probe.js';
+import { parseProbeAddressOverride, type ProbeAddressOverride } from '../net/probe.js';
 
 /** --kubeconfig, else in-cluster config, else the default kubeconfig ($KUBECONFIG, ~/.kube/config). */
 export function loadKubeConfig(path?: string): KubeConfig {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { HealthCheckMetrics } from '../externalworkloads/health/metrics.js';
 import { ExternalWorkloadsMetrics } from '../externalworkloads/metrics.js';
 import { EventRecorder } from '../kube/events.js';
 import { newLogger } from '../kube/log.js';
@@ -45,6 +46,7 @@ describe('docs', () => {
         new WorkQueueMetrics(registry, METRICS_PREFIX.replace(/_$/, ''));
         new EventRecorder(rest, 'test', () => {}, 0, { registry });
         new ExternalWorkloadsMetrics(registry);
+        new HealthCheckMetrics(registry);
         new ServiceMirrorMetrics(registry);
         new WebhookServer({ addr: '127.0.0.1:0', registry, logger: newLogger('silent'), convert: convertWorkload });
         collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });

@@ -3,11 +3,14 @@
 // webhook on every replica.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
+import { parseProbeTarget, PROBE_ANNOTATION, type ProbeTarget } from '../externalworkloads/health/probe-spec.js';
+import { DEFAULT_PROBE_CONCURRENCY } from '../externalworkloads/health/prober.js';
+import type { ProbeAddressOverride } from '../net/probe.js';
 import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
 import { parseWebhookService, type WebhookService } from '../webhook/crd-conversion.js';
-import { controllerOptions, durationOption, fail, intFlag, runController, type ControllerFlags } from './common.js';
+import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
     watchNamespace?: string;
@@ -23,6 +26,10 @@ interface Flags extends ControllerFlags {
     webhookManageCrd: boolean;
     webhookService?: WebhookService;
     webhookCheckInterval: number;
+    healthChecks: boolean;
+    defaultProbe?: ProbeTarget;
+    probeConcurrency: number;
+    probeAddressOverride?: ProbeAddressOverride;
 }
 
 export const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
@@ -49,6 +56,14 @@ export function externalWorkloadsCommand(program: Command): void {
         )
         .option('--webhook-service <ns/name[:port]>', 'also point the CRD’s conversion at this Service (path /convert, port 443 by default) once serving', serviceFlag)
         .addOption(durationOption('--webhook-check-interval <duration>', 're-read the certificate and the CRD’s caBundle this often', 60_000))
+        .addOption(
+            new Option('--health-checks <bool>', `probe the workloads that ask for it (the ${PROBE_ANNOTATION} annotation, or --default-probe) and write their Ready condition (false: never probe)`)
+                .argParser(boolFlag)
+                .default(true, 'true'),
+        )
+        .option('--default-probe <probe>', `probe every workload without a ${PROBE_ANNOTATION} annotation this way, e.g. http:4191/ready (the Linkerd proxy’s readiness endpoint); default: only annotated workloads`, probeFlag)
+        .option('--probe-concurrency <n>', 'workload health probes in flight at once', intFlag(1, 10_000), DEFAULT_PROBE_CONCURRENCY)
+        .option('--probe-address-override <host[:port]>', 'send workload health probes here instead of to the workload’s address (a test server)', probeOverrideFlag)
         .action((flags: Flags) =>
             runController(
                 flags,
@@ -61,6 +76,7 @@ export function externalWorkloadsCommand(program: Command): void {
                         managedBy: flags.managedBy,
                         maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
                         batchPeriodMs: flags.batchPeriod,
+                        healthChecks: healthChecks(flags),
                     }),
                 (deps) => (flags.webhookAddr ? [conversionWebhook(flags, flags.webhookAddr, deps)] : []),
             ).catch(fail),
@@ -70,6 +86,20 @@ export function externalWorkloadsCommand(program: Command): void {
 function boolFlag(text: string): boolean {
     if (text === 'true' || text === 'false') return text === 'true';
     throw new InvalidArgumentError('must be true or false');
+}
+
+function probeFlag(text: string): ProbeTarget {
+    const parsed = parseProbeTarget(text);
+    if (typeof parsed === 'string') throw new InvalidArgumentError(parsed);
+    return parsed;
+}
+
+function healthChecks(flags: Flags) {
+    if (!flags.healthChecks) {
+        if (flags.defaultProbe) throw new Error('--default-probe needs --health-checks=true');
+        return undefined;
+    }
+    return { defaultProbe: flags.defaultProbe, concurrency: flags.probeConcurrency, addressOverride: flags.probeAddressOverride };
 }
 
 function serviceFlag(text: string): WebhookService {

@@ -4,7 +4,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
-import type { ProbeAddressOverride } from '../servicemirror/probe.js';
+import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 

@@ -14,6 +14,9 @@ import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { desiredGroupsForService, selectsWorkload } from './desired.js';
+import { HealthCheckMetrics } from './health/metrics.js';
+import { HealthProber, type HealthCheckOptions } from './health/prober.js';
+import { ReadyWriter } from './health/ready-writer.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
 import { cacheWorkload, WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload, type WorkloadProblem } from './types.js';
@@ -43,6 +46,8 @@ export interface ExternalWorkloadsOptions extends ControllerDeps {
     resyncMs?: number;
     /** Retries of a failing Service before it waits for the next resync. */
     maxRetries?: number;
+    /** Probe the workloads that ask for it and write their Ready condition (health/); off when undefined. */
+    healthChecks?: HealthCheckOptions;
 }
 
 type Key = string;
@@ -57,6 +62,8 @@ export class ExternalWorkloadsController implements Runnable {
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
     readonly metrics: ExternalWorkloadsMetrics;
+    /** The health checks, when on: their Ready writes come back through the workload informer like anyone's. */
+    readonly health: HealthProber | undefined;
     private readonly managedBy: string;
     private readonly log: Logger;
     private readonly queue: LeaderQueue<Key>;
@@ -87,6 +94,16 @@ export class ExternalWorkloadsController implements Runnable {
             maxRetries: opts.maxRetries,
         });
         this.registerHandlers();
+        if (opts.healthChecks) {
+            this.health = new HealthProber({
+                workloads: this.workloads,
+                writer: new ReadyWriter({ rest: opts.rest, workloads: this.workloads, isLeader: opts.isLeader }),
+                events: opts.events,
+                metrics: new HealthCheckMetrics(opts.registry),
+                logger: this.log.child({ component: 'health-checks' }),
+                options: opts.healthChecks,
+            });
+        }
     }
 
     private get batchMs(): number {
@@ -126,10 +143,11 @@ export class ExternalWorkloadsController implements Runnable {
         this.slices.newTerm();
         this.reported.clear();
         this.queue.start(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
+        this.health?.start();
     }
 
-    stopLeading(): Promise<void> {
-        return this.queue.stop();
+    async stopLeading(): Promise<void> {
+        await Promise.all([this.queue.stop(), this.health?.stop()]);
     }
 
     /** Converges the slices of one Service. Throws to be retried with backoff. */

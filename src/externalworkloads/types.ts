@@ -49,6 +49,7 @@ export interface ExternalWorkload {
         resourceVersion?: string;
         generation?: number;
         labels?: Record<string, string>;
+        annotations?: Record<string, string>;
         creationTimestamp?: string | Date;
         deletionTimestamp?: string | Date;
     };
@@ -129,6 +130,7 @@ const externalWorkloadSchema: z.ZodType<ExternalWorkload> = z.looseObject({
         resourceVersion: optional(z.string()),
         generation: optional(z.number()),
         labels: optional(z.record(z.string(), z.string())),
+        annotations: optional(z.record(z.string(), z.string())),
         creationTimestamp: optional(timestamp),
         deletionTimestamp: optional(timestamp),
     }),

@@ -1,7 +1,7 @@
 // `gateways`: one line per Link, as `linkerd multicluster gateways` shows it: is the gateway
 // alive, how fast it answers a probe, its addresses and how many Services are mirrored
 // through it. Pure: the command measures the probe (if any) and passes the result in.
-import type { ProbeResult } from '../servicemirror/probe.js';
+import type { ProbeResult } from '../net/probe.js';
 import type { LinkReport } from './links-report.js';
 
 export interface GatewayLine {

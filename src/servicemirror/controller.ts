@@ -29,7 +29,7 @@ import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MI
 import { MirrorSync } from './mirror-sync.js';
 import type { RemoteWatch } from './remote-watch.js';
 import { ServiceMirrorMetrics } from './metrics.js';
-import type { ProbeAddressOverride } from './probe.js';
+import type { ProbeAddressOverride } from '../net/probe.js';
 import { formatLabelSelector, isEmptySelector, type LabelSelector } from './selector.js';
 
 export const LEASE_NAME = 'mesh-endpoints-service-mirror';

@@ -28,7 +28,7 @@ import { mirroredRemoteName } from './headless.js';
 import { exportMode } from './mirror.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
-import type { ProbeAddressOverride } from './probe.js';
+import type { ProbeAddressOverride } from '../net/probe.js';
 import { LinkGateway } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
 

@@ -14,7 +14,8 @@ import type { GatewayAddress } from './endpoints.js';
 import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
 import type { Link } from './link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
-import { ProbeWorker, type ProbeAddressOverride } from './probe.js';
+import type { ProbeAddressOverride } from '../net/probe.js';
+import { ProbeWorker } from './probe.js';
 
 export interface LinkGatewayDeps {
     /** The Link's name, for Events and metric labels. */

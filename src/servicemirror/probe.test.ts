@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { parseProbeAddressOverride, probeOnce, ProbeWorker } from './probe.js';
+import { parseProbeAddressOverride } from '../net/probe.js';
+import { probeOnce, ProbeWorker } from './probe.js';
 
 describe('gateway probe', () => {
     let server: Server;

@@ -7,57 +7,12 @@
 // when set, the probe address override (`--probe-address-override HOST[:PORT]`). The override
 // exists for tests and for gateways reachable from the controller only through a proxy; tests
 // point it at a loopback server so no probe ever leaves the machine.
-import { request } from 'node:http';
-import { isIP } from 'node:net';
+import { probeHttp, type ProbeAddressOverride, type ProbeResult } from '../net/probe.js';
 import type { LinkProbe } from './link.js';
-
-export interface ProbeResult {
-    ok: boolean;
-    latencyMs: number;
-    /** "200 OK from 127.0.0.1:4191", "timeout after 500 ms", "connect ECONNREFUSED …". */
-    detail: string;
-}
-
-export interface ProbeAddressOverride {
-    host: string;
-    port?: number;
-}
-
-/** "HOST", "HOST:PORT" or "[IPv6]:PORT"; null when malformed. */
-export function parseProbeAddressOverride(text: string): ProbeAddressOverride | null {
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-    const plain = /^([^:[\]]+)(?::(\d+))?$/.exec(text);
-    const match = bracketed ?? (isIP(text) === 6 ? [text, text, undefined] : plain);
-    if (!match || !match[1]) return null;
-    if (match[2] === undefined) return { host: match[1] };
-    const port = Number(match[2]);
-    return port >= 1 && port <= 65535 ? { host: match[1], port } : null;
-}
 
 /** One GET; success is a 200, as in Linkerd. Never throws. */
 export function probeOnce(host: string, port: number, path: string, timeoutMs: number): Promise<ProbeResult> {
-    const started = performance.now();
-    const where = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
-    return new Promise((resolve) => {
-        let settled = false;
-        const finish = (ok: boolean, detail: string) => {
-            if (settled) return;
-            settled = true;
-            resolve({ ok, latencyMs: performance.now() - started, detail });
-        };
-        // A fresh connection per probe: a pooled one would hide a gateway that stopped accepting.
-        const req = request({ host, port, path, method: 'GET', agent: false, timeout: timeoutMs }, (res) => {
-            res.resume();
-            res.on('end', () => finish(res.statusCode === 200, `${res.statusCode} ${res.statusMessage ?? ''} from ${where}`.replace('  ', ' ')));
-            res.on('error', (err) => finish(false, `${where}: ${err.message}`));
-        });
-        req.on('timeout', () => {
-            finish(false, `no answer from ${where} within ${timeoutMs} ms`);
-            req.destroy();
-        });
-        req.on('error', (err) => finish(false, `${where}: ${err.message}`));
-        req.end();
-    });
+    return probeHttp({ host, port, path, timeoutMs });
 }
 
 export interface ProbeWorkerOptions {

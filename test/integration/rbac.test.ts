@@ -4,7 +4,8 @@
 // refuses the controller what the rule grants. The local apiservers run the
 // OwnerReferencesPermissionEnforcement admission plugin, so services/finalizers is proved too.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { createServer, type AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
 import { EventRecorder } from '../../src/kube/events.js';
 import { logFn, newLogger } from '../../src/kube/log.js';
 import { ApiError, type RequestOpts } from '../../src/kube/rest.js';
@@ -12,7 +13,7 @@ import { objectPath, Services } from '../../src/kube/resources.js';
 import { applyObjects, renderChart, type ManifestObject } from '../../src/testing/chart.js';
 import { eventually, type TestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, deleteRemoteService, endpointsOf, mirrorService, pairedNamespace, patchRemoteService, runServiceMirror, startMirrorEnv } from './mirror-support.js';
-import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf } from './support.js';
+import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf, workloadReady } from './support.js';
 
 const env = await startMirrorEnv('rbac');
 
@@ -102,19 +103,29 @@ function refusalFor(forbidden: string[], resources: string[]): string | undefine
 describe('the chart RBAC, external-workloads', () => {
     const component = 'external-workloads';
     let dataNs = '';
+    // What a health-checked workload's probe reaches (through the address override): a loopback listener.
+    const probed = createServer((socket) => socket.end()).listen(0, '127.0.0.1');
+    after(() => probed.close());
+    const healthChecks = { addressOverride: { host: '127.0.0.1', port: 0 } };
     const scenario = async () => {
+        healthChecks.addressOverride.port = (probed.address() as AddressInfo).port;
         dataNs = await env.local.namespace();
         await createService(env.local, dataNs, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
         await createWorkload(env.local, dataNs, { name: 'vm-1', ips: ['192.0.2.1'] });
         await createWorkload(env.local, dataNs, { name: 'vm-bad', ips: ['192.0.2.2'], ports: [{ name: 'other', port: 1 }] }); // an Event to write
+        await probedWorkload('vm-probed');
     };
+    /** A health-checked workload without a Ready condition yet: one to write. */
+    const probedWorkload = (name: string) =>
+        createWorkload(env.local, dataNs, { name, labels: { app: 'probed' }, ips: ['192.0.2.4'], ready: false, annotations: { 'mesh-endpoints.io/probe': 'tcp:4191', 'mesh-endpoints.io/probe-period': '1s' } });
 
     it('is enough: it runs, leads and converges, refused nothing', async (t) => {
         const { namespace, objects } = await chartRbac(env.local, component);
         const rest = await grant(env.local, namespace, objects);
         await scenario();
-        const { controller, stop } = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace });
+        const { controller, stop } = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, healthChecks });
         await eventually('the leader publishes vm-1', async () => addressesOf(await slicesOf(env.local, dataNs, 'web')).includes('192.0.2.1'));
+        await eventually('the probed workload ready', async () => (await workloadReady(env.local, dataNs, 'vm-probed')) === 'True');
         await createWorkload(env.local, dataNs, { name: 'vm-2', ips: ['192.0.2.3'] });
         await eventually('a slice updated with vm-2', async () => addressesOf(await slicesOf(env.local, dataNs, 'web')).includes('192.0.2.3'));
         await env.local.admin.delete(objectPath(Services, dataNs, 'web'));
@@ -133,7 +144,8 @@ describe('the chart RBAC, external-workloads', () => {
             const { namespace, objects } = await chartRbac(env.local, component);
             const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
             const rest = await grant(env.local, namespace, fewer);
-            const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false });
+            await probedWorkload(`vm-probed-${i}`);
+            const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false, healthChecks });
             await eventually(`a refusal without ${rule}`, () => refusalFor(rest.forbidden, resources) !== undefined, 30_000).finally(() => running.stop());
             t.diagnostic(`without ${rule}: ${refusalFor(rest.forbidden, resources)}`);
         }

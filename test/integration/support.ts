@@ -116,6 +116,7 @@ export interface WorkloadSpec {
     ports?: { name?: string; port: number; protocol?: string }[];
     ready?: boolean;
     finalizers?: string[];
+    annotations?: Record<string, string>;
 }
 
 /** Creates a v1beta1 ExternalWorkload, then its Ready condition through the status subresource. */
@@ -124,7 +125,7 @@ export async function createWorkload(cluster: TestCluster, ns: string, w: Worklo
     const created = await cluster.admin.create<{ metadata: { resourceVersion: string } }>(path, {
         apiVersion: 'workload.linkerd.io/v1beta1',
         kind: 'ExternalWorkload',
-        metadata: { name: w.name, labels: w.labels ?? { app: 'web' }, finalizers: w.finalizers },
+        metadata: { name: w.name, labels: w.labels ?? { app: 'web' }, annotations: w.annotations, finalizers: w.finalizers },
         spec: {
             meshTLS: { identity: `${w.name}.ns.serviceaccount.identity.linkerd.cluster.local`, serverName: w.name },
             workloadIPs: w.ips.map((ip) => ({ ip })),
@@ -241,6 +242,12 @@ export function withoutCelRules<T>(crd: T): T {
         );
     };
     return strip(crd) as T;
+}
+
+/** The status of the workload's Ready condition as stored, undefined without one. */
+export async function workloadReady(cluster: TestCluster, ns: string, name: string): Promise<string | undefined> {
+    const workload = await cluster.admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>(objectPath(ExternalWorkloads, ns, name));
+    return workload.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 }
 
 export async function workloadUid(cluster: TestCluster, ns: string, name: string): Promise<string> {

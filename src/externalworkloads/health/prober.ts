@@ -1,0 +1,272 @@
+// The health checks of ExternalWorkloads, run by the leader only: every workload whose probe
+// annotation (or the controller's --default-probe) asks for one is probed on its own period,
+// and its Ready condition is written when the probes establish a status the stored condition
+// does not have. A workload that is not probed is never touched: its Ready condition is
+// whoever else's to write.
+//
+// Load: each workload starts at a random point of its period (kubelet does the same) so ten
+// thousand workloads spread over the period instead of probing in lock step; at most
+// `concurrency` probes run at once, the rest wait their turn; a probe opens a fresh connection
+// and closes it (no keep-alive sockets to thousands of peers). Probes go only to the workload's
+// own address (the first usable one of spec.workloadIPs), or to the address override (tests).
+import type { EventSink } from '../../kube/events.js';
+import type { Informer } from '../../kube/informer.js';
+import type { Logger } from '../../kube/log.js';
+import { probeHttp, probeTcp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
+import { workloadAddresses } from '../addresses.js';
+import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload } from '../types.js';
+import type { HealthCheckMetrics } from './metrics.js';
+import { describeTarget, workloadProbe, type ProbeSpec, type ProbeTarget } from './probe-spec.js';
+import { afterProbe, initialProbeState, readyToWrite, storedReadyStatus, type ProbeState } from './readiness.js';
+import type { ReadyWriter } from './ready-writer.js';
+
+/** Probes at once by default: 10 000 workloads every 10 s are 1 000 probes/s, a few ms each on a healthy network. */
+export const DEFAULT_PROBE_CONCURRENCY = 100;
+
+export interface HealthCheckOptions {
+    /** Probe every workload without its own probe annotation this way (--default-probe). */
+    defaultProbe?: ProbeTarget;
+    /** Probes in flight at once. */
+    concurrency?: number;
+    /** Send every probe here instead (tests: a loopback server). */
+    addressOverride?: ProbeAddressOverride;
+}
+
+export interface HealthProberDeps {
+    workloads: Informer<CachedWorkload>;
+    writer: ReadyWriter;
+    events: EventSink;
+    metrics: HealthCheckMetrics;
+    logger: Logger;
+    options: HealthCheckOptions;
+    random?: () => number;
+}
+
+/** One probed workload of this term. */
+interface Probed {
+    key: string;
+    namespace: string;
+    name: string;
+    spec: ProbeSpec;
+    host: string;
+    port: number;
+    /** What the probe depends on; a change restarts it. */
+    identity: string;
+    state: ProbeState;
+    /** The Ready status as last seen in the cache or written by us. */
+    storedStatus: string | undefined;
+    timer?: NodeJS.Timeout;
+}
+
+export class HealthProber {
+    private readonly probed = new Map<string, Probed>();
+    /** Workload key → the message of its malformed probe, reported once. */
+    private readonly invalid = new Map<string, string>();
+    private readonly slots: Slots;
+    private readonly inFlight = new Set<Promise<void>>();
+    private leading = false;
+    private abort = new AbortController();
+
+    constructor(private readonly deps: HealthProberDeps) {
+        this.slots = new Slots(deps.options.concurrency ?? DEFAULT_PROBE_CONCURRENCY);
+        deps.workloads.on({
+            add: (w) => this.follow(w),
+            update: (_, w) => this.follow(w),
+            delete: (w) => this.forget(keyOf(w)),
+        });
+    }
+
+    /** This replica leads: probe every cached workload that asks for it, from its stored condition. */
+    start(): void {
+        this.leading = true;
+        this.abort = new AbortController();
+        for (const w of this.deps.workloads.store.list()) this.follow(w);
+    }
+
+    /** The term ended: no new probe starts, the ones in flight are aborted and awaited. */
+    async stop(): Promise<void> {
+        this.leading = false;
+        this.abort.abort();
+        for (const p of this.probed.values()) clearTimeout(p.timer);
+        this.probed.clear();
+        this.invalid.clear();
+        this.slots.releaseWaiters();
+        this.updateGauges();
+        await Promise.all(this.inFlight);
+    }
+
+    private follow(cached: CachedWorkload): void {
+        if (!this.leading) return;
+        const key = keyOf(cached);
+        if (!cached.parsed.ok) return this.forget(key); // the controller reports it (InvalidWorkload)
+        const workload = cached.parsed.workload;
+        const wanted = this.probeOf(workload);
+        if (wanted.kind !== 'probe') {
+            this.forget(key);
+            if (wanted.kind === 'invalid') this.reportInvalid(key, workload, wanted.message);
+            return;
+        }
+        this.invalid.delete(key);
+        const storedStatus = storedReadyStatus(workload.status?.conditions);
+        const current = this.probed.get(key);
+        if (current?.identity === wanted.identity) {
+            current.storedStatus = storedStatus;
+            return;
+        }
+        if (current) clearTimeout(current.timer);
+        const probed: Probed = {
+            key,
+            namespace: workload.metadata.namespace,
+            name: workload.metadata.name,
+            ...wanted,
+            state: initialProbeState(storedStatus),
+            storedStatus,
+        };
+        this.probed.set(key, probed);
+        this.updateGauges();
+        this.schedule(probed, (this.deps.random ?? Math.random)() * probed.spec.periodMs);
+    }
+
+    private probeOf(workload: ExternalWorkload):
+        | { kind: 'none' }
+        | { kind: 'invalid'; message: string }
+        | { kind: 'probe'; spec: ProbeSpec; host: string; port: number; identity: string } {
+        const probe = workloadProbe(workload.metadata.annotations, this.deps.options.defaultProbe);
+        if (probe.kind !== 'probe') return probe;
+        const { byFamily } = workloadAddresses(workload);
+        const address = byFamily.IPv4 ?? byFamily.IPv6;
+        if (address === undefined) return { kind: 'invalid', message: 'the workload has no usable address in spec.workloadIPs to probe' };
+        const override = this.deps.options.addressOverride;
+        const host = override?.host ?? address;
+        const port = override?.port ?? probe.spec.target.port;
+        return { kind: 'probe', spec: probe.spec, host, port, identity: JSON.stringify([probe.spec, host, port]) };
+    }
+
+    private forget(key: string): void {
+        this.invalid.delete(key);
+        const probed = this.probed.get(key);
+        if (!probed) return;
+        clearTimeout(probed.timer);
+        this.probed.delete(key);
+        this.updateGauges();
+    }
+
+    private schedule(probed: Probed, delayMs: number): void {
+        probed.timer = setTimeout(() => {
+            const work = this.round(probed).catch((err: unknown) => this.deps.logger.error({ workload: probed.key, err }, 'probe round failed'));
+            this.inFlight.add(work);
+            void work.then(() => this.inFlight.delete(work));
+        }, delayMs);
+        probed.timer.unref();
+    }
+
+    /** One probe, its result counted, the condition written if it must be; then the next one, a period after this one was due. */
+    private async round(probed: Probed): Promise<void> {
+        const due = Date.now();
+        await this.slots.acquire();
+        let result: ProbeResult;
+        try {
+            if (!this.isCurrent(probed)) return;
+            result = await this.probeOnce(probed);
+        } finally {
+            this.slots.release();
+        }
+        if (!this.isCurrent(probed)) return;
+        this.deps.metrics.probes.inc({ result: result.ok ? 'success' : 'failure' });
+        this.deps.metrics.probeDuration.observe(result.latencyMs / 1000);
+        probed.state = afterProbe(probed.state, result.ok, probed.spec);
+        const ready = readyToWrite(probed.state, probed.storedStatus);
+        if (ready !== undefined) await this.write(probed, ready, result);
+        if (this.isCurrent(probed)) this.schedule(probed, Math.max(0, due + probed.spec.periodMs - Date.now()));
+    }
+
+    private isCurrent(probed: Probed): boolean {
+        return this.leading && this.probed.get(probed.key) === probed;
+    }
+
+    private probeOnce(probed: Probed): Promise<ProbeResult> {
+        const { target, timeoutMs } = probed.spec;
+        const signal = this.abort.signal;
+        if (target.scheme === 'tcp') return probeTcp({ host: probed.host, port: probed.port, timeoutMs, signal });
+        // Kubernetes' rule for HTTP probes: 200-399 pass.
+        const passes = (code: number) => code >= 200 && code < 400;
+        return probeHttp({ scheme: target.scheme, host: probed.host, port: probed.port, path: target.path, timeoutMs, passes, signal });
+    }
+
+    private async write(probed: Probed, ready: boolean, result: ProbeResult): Promise<void> {
+        const { state, spec } = probed;
+        const what = `${describeTarget(spec.target, probed.host, probed.port)} ${ready ? 'passed' : `failed ${state.failures} times in a row`}: ${result.detail}`;
+        try {
+            const written = await this.deps.writer.write(probed.namespace, probed.name, ready, what);
+            if (written.outcome === 'skipped') return void this.deps.logger.debug({ workload: probed.key, why: written.why }, 'Ready condition not written');
+            probed.storedStatus = ready ? 'True' : 'False';
+            if (written.outcome === 'unchanged') return;
+            this.deps.metrics.transitions.inc({ status: probed.storedStatus });
+            this.deps.events.record(eventObject(written.workload), ready ? 'Normal' : 'Warning', ready ? 'ProbeSucceeded' : 'ProbeFailed', `${ready ? 'Ready' : 'not Ready'}: ${what}`);
+        } catch (err) {
+            // The state stays: the next probe tries the write again.
+            this.deps.logger.warn({ workload: probed.key, err }, 'writing the Ready condition failed; retrying after the next probe');
+        }
+    }
+
+    private reportInvalid(key: string, workload: ExternalWorkload, message: string): void {
+        if (this.invalid.get(key) !== message) {
+            this.deps.events.record(eventObject(workload), 'Warning', 'InvalidProbe', message);
+        }
+        this.invalid.set(key, message);
+        this.updateGauges();
+    }
+
+    private updateGauges(): void {
+        this.deps.metrics.probedWorkloads.set(this.probed.size);
+        this.deps.metrics.invalidProbes.set(this.invalid.size);
+    }
+}
+
+function keyOf(w: { metadata?: { namespace?: string; name?: string } }): string {
+    return `${w.metadata?.namespace}/${w.metadata?.name}`;
+}
+
+function eventObject(w: ExternalWorkload) {
+    const { namespace, name, uid, resourceVersion } = w.metadata;
+    return { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, metadata: { namespace, name, uid, resourceVersion } };
+}
+
+/** A counting semaphore with a FIFO of waiters. */
+class Slots {
+    private free: number;
+    private waiters: (() => void)[] = [];
+    private head = 0;
+
+    constructor(size: number) {
+        this.free = Math.max(1, size);
+    }
+
+    acquire(): Promise<void> {
+        if (this.free > 0) {
+            this.free--;
+            return Promise.resolve();
+        }
+        return new Promise((resolve) => this.waiters.push(resolve));
+    }
+
+    release(): void {
+        if (this.head < this.waiters.length) {
+            const next = this.waiters[this.head++]!;
+            if (this.head > 1024 && this.head * 2 > this.waiters.length) [this.waiters, this.head] = [this.waiters.slice(this.head), 0];
+            next(); // the slot passes to the waiter
+            return;
+        }
+        this.free++;
+    }
+
+    /** Lets every waiter through (they find the term over and give their slot back). */
+    releaseWaiters(): void {
+        const waiting = this.waiters.slice(this.head);
+        [this.waiters, this.head] = [[], 0];
+        for (const resolve of waiting) {
+            this.free--;
+            resolve();
+        }
+    }
+}

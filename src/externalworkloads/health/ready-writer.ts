@@ -1,0 +1,49 @@
+// Writes an ExternalWorkload's Ready condition: a merge patch of the status subresource with
+// the whole conditions list (the CRD does not declare it a map list, so a patch replaces the
+// list; every other condition is sent back as it is) and the resourceVersion it was read at,
+// so a condition someone else wrote in between is never lost. A conflict writes nothing: the
+// next probe decides again from the newer object the informer brings (no extra read, no
+// `get` right needed).
+import type { Informer } from '../../kube/informer.js';
+import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
+import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
+import { NotLeaderError } from '../../kube/slice-writer.js';
+import { parseExternalWorkload, type CachedWorkload, type ExternalWorkload } from '../types.js';
+import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
+
+export interface ReadyWriterDeps {
+    rest: KubeRest;
+    workloads: Informer<CachedWorkload>;
+    isLeader: () => boolean;
+    now?: () => Date;
+}
+
+/** Written (the workload as stored now), already so, or not written this time (gone, or changed meanwhile). */
+export type ReadyWrite = { outcome: 'written'; workload: ExternalWorkload } | { outcome: 'unchanged' } | { outcome: 'skipped'; why: string };
+
+export class ReadyWriter {
+    constructor(private readonly deps: ReadyWriterDeps) {}
+
+    async write(namespace: string, name: string, ready: boolean, message: string): Promise<ReadyWrite> {
+        const cached = this.deps.workloads.store.get(namespace, name);
+        if (!cached?.parsed.ok) return { outcome: 'skipped', why: 'not in the cache' };
+        const current = cached.parsed.workload;
+        const conditions = current.status?.conditions;
+        if (storedReadyStatus(conditions) === (ready ? 'True' : 'False')) return { outcome: 'unchanged' };
+        if (!this.deps.isLeader()) throw new NotLeaderError();
+        const previous = conditions?.find((c) => c.type === READY);
+        const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date()))(), previous);
+        try {
+            const written = await this.deps.rest.mergePatch<unknown>(objectPath(ExternalWorkloads, namespace, name, 'status'), {
+                metadata: { resourceVersion: current.metadata.resourceVersion },
+                status: { conditions: withReadyCondition(conditions, condition) },
+            });
+            const parsed = parseExternalWorkload(written);
+            return { outcome: 'written', workload: parsed.ok ? parsed.workload : current };
+        } catch (err) {
+            if (isNotFound(err)) return { outcome: 'skipped', why: 'deleted' };
+            if (isConflict(err)) return { outcome: 'skipped', why: 'changed since cached; decided again at the next probe' };
+            throw err;
+        }
+    }
+}
