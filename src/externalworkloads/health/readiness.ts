@@ -5,6 +5,7 @@
 // failureThreshold failures in a row make it not ready, and nothing in between changes it.
 // The state starts from the Ready condition already stored, so a new leader (or a restarted
 // one) carries on from what the last one wrote instead of flapping through "unknown".
+import { rfc3339 } from '../../kube/time.js';
 import type { WorkloadCondition } from '../types.js';
 
 export const READY = 'Ready';
@@ -56,8 +57,9 @@ export function readyToWrite(state: ProbeState, storedStatus: string | undefined
 /** The Ready condition to store; the transition time moves only when the status does. */
 export function readyCondition(ready: boolean, message: string, now: Date, previous?: WorkloadCondition): WorkloadCondition {
     const status = ready ? 'True' : 'False';
-    const at = timestamp(now);
-    const lastTransitionTime = previous?.status === status && previous.lastTransitionTime !== undefined ? timestamp(previous.lastTransitionTime) : at;
+    const at = rfc3339(now);
+    const kept = previous?.status === status ? previous.lastTransitionTime : undefined;
+    const lastTransitionTime = kept === undefined ? at : rfc3339(new Date(kept));
     return { type: READY, status, reason: ready ? PROBE_SUCCEEDED : PROBE_FAILED, message, lastProbeTime: at, lastTransitionTime };
 }
 
@@ -67,9 +69,4 @@ export function withReadyCondition(conditions: readonly WorkloadCondition[] | un
     const at = list.findIndex((c) => c.type === READY);
     if (at < 0) return [...list, ready];
     return list.map((c, i) => (i === at ? ready : c)).filter((c, i) => i === at || c.type !== READY);
-}
-
-/** RFC 3339 to the second, as Kubernetes writes metav1.Time. */
-function timestamp(time: Date | string): string {
-    return new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
