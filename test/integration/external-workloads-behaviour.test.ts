@@ -1,11 +1,13 @@
 // The external-workloads controller's behaviour matrix end to end against a real
-// kube-apiserver: which Services get slices, address families, headless Services,
+// kube-apiserver: the example of the original design, which Services get slices, address families, headless Services,
 // endpoint conditions and ports. What changes over time (labels, membership, deletion,
 // edits by others, batching) is in external-workloads-changes.test.ts.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { after, describe, it } from 'node:test';
-import { ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
+import { parseAllDocuments } from 'yaml';
+import { collectionPath, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 import {
@@ -59,6 +61,35 @@ async function createServiceSynced(ns: string, svc: V1Service): Promise<V1Servic
     await syncs.syncedAfter(`${ns}/${name}`, { informer: 'services', namespace: ns, name, resourceVersion: created.metadata!.resourceVersion });
     return created;
 }
+
+describe('examples/nginx.yaml', () => {
+    it('publishes the example from the original design as written', async () => {
+        const ns = await cluster.namespace();
+        for (const doc of parseAllDocuments(readFileSync('examples/nginx.yaml', 'utf8'))) {
+            const obj = doc.toJS() as { apiVersion: string; kind: string };
+            const path = obj.kind === 'Service' ? collectionPath(Services, ns) : `/apis/${obj.apiVersion}/namespaces/${ns}/externalworkloads`;
+            await cluster.admin.create(path, obj);
+        }
+        await eventually('a slice for nginx-svc', async () => (await slicesOf(cluster, ns, 'nginx-svc')).length === 1);
+        const [slice] = await slicesOf(cluster, ns, 'nginx-svc');
+        const workload = await cluster.admin.get<{ metadata: { uid: string } }>(objectPath(ExternalWorkloads, ns, 'test'));
+        assert.equal(slice!.addressType, 'IPv4');
+        assert.deepEqual(slice!.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
+        assert.equal(slice!.endpoints?.length, 1);
+        const [endpoint] = slice!.endpoints!;
+        assert.deepEqual(endpoint!.addresses, ['192.0.2.0']);
+        assert.deepEqual(endpoint!.targetRef, {
+            apiVersion: 'workload.linkerd.io/v1beta1',
+            kind: 'ExternalWorkload',
+            namespace: ns,
+            name: 'test',
+            uid: workload.metadata.uid,
+        });
+        assert.deepEqual(endpoint!.conditions, { ready: false, serving: false, terminating: false });
+        assert.equal(slice!.metadata?.labels?.['endpointslice.kubernetes.io/managed-by'], 'external-workloads.mesh-endpoints.io');
+        assert.equal(slice!.metadata?.ownerReferences?.[0]?.kind, 'Service');
+    });
+});
 
 describe('which Services get slices', () => {
     it('a Service without a selector gets no slices from us', async () => {

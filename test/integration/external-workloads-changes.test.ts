@@ -1,5 +1,5 @@
 // The external-workloads controller end to end against a real kube-apiserver, as things
-// change: Service labels, workloads leaving, deletions (there is no garbage collector in
+// change: Service labels, workloads arriving and leaving, deletions (there is no garbage collector in
 // the test cluster, so whatever is deleted, we deleted), slices changed by others, and
 // the batching of workload events.
 import assert from 'node:assert/strict';
@@ -78,6 +78,21 @@ describe('Service labels', () => {
             [LABEL_MANAGED_BY]: 'external-workloads.mesh-endpoints.io',
             team: 'a',
         });
+    });
+});
+
+describe('workloads arriving', () => {
+    it('follows a workload that becomes ready, and one that appears', async () => {
+        const ns = await cluster.namespace();
+        await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
+        await createWorkload(cluster, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
+        await eventually('vm-1 published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).join() === '192.0.2.1');
+        await createWorkload(cluster, ns, { name: 'vm-2', ips: ['192.0.2.2'] });
+        await eventually('vm-2 published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).join() === '192.0.2.1,192.0.2.2');
+        // Readiness is a second write (the status patch after the create), so it may come later.
+        await eventually('both ready', async () => (await slicesOf(cluster, ns, 'web'))[0]!.endpoints!.every((e) => e.conditions?.ready === true));
+        const [slice] = await slicesOf(cluster, ns, 'web');
+        assert.deepEqual(slice!.ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
     });
 });
 
