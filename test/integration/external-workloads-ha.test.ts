@@ -61,7 +61,8 @@ describe('external workloads in HA', () => {
 
         const a = startReplica('replica-a', leaseNs);
         const b = startReplica('replica-b', leaseNs);
-        await eventually('both admin endpoints', () => Boolean(a.admin && b.admin));
+        // Two processes starting at once take half a minute and more on a loaded two-core machine.
+        await eventually('both admin endpoints', () => Boolean(a.admin && b.admin), 90_000);
         await eventually('both ready', async () => (await fetch(`http://${a.admin}/readyz`)).ok && (await fetch(`http://${b.admin}/readyz`)).ok);
         await eventually('vm-1 published', async () => addressesOf(await slicesOf(cluster, ns, 'web')).join() === '192.0.2.1');
         await createWorkload(cluster, ns, { name: 'vm-2', ips: ['192.0.2.2'] });

@@ -216,7 +216,7 @@ describe('linking and running the service mirror', () => {
         after(() => child.kill('SIGKILL'));
         let stderr = '';
         child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        await eventually('the admin endpoint', () => /admin endpoint listening on (\S+)/.test(stderr), 20_000);
+        await eventually('the admin endpoint', () => /admin endpoint listening on (\S+)/.test(stderr), 60_000);
         const admin = /admin endpoint listening on (\S+)/.exec(stderr)![1]!;
 
         await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-cli')).join() === 'IPv4 192.0.2.240 ready');
