@@ -11,7 +11,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json \
+COPY hack/bundle-kubeconfig.ts ./hack/
+RUN npm run build \
  && rm -rf dist/testing dist/demo \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -200,8 +200,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 /** The controller as `make build` compiles it (dist/), in its own process; BENCH_CONTROLLER_JS runs another build (e.g. an older commit's). */
 function controllerEntry(): string {
     if (process.env.BENCH_CONTROLLER_JS) return process.env.BENCH_CONTROLLER_JS;
-    const tsc = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
-    if (tsc.status !== 0) throw new Error(`building the controller failed: ${tsc.stdout}${tsc.stderr}`);
+    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`building the controller failed: ${built.stdout}${built.stderr}`);
     return join(root, 'dist', 'cli', 'main.js');
 }
 

@@ -2,7 +2,7 @@
 // versions, one live leader per controller Lease, the caller's rights (SelfSubjectAccessReview),
 // and for every Link its remote reachable with its own credentials and its gateway resolving.
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import type { Command } from 'commander';
 import { LEASE_NAME as EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';

@@ -1,6 +1,6 @@
 // What every mesh-endpoints command shares: loading a kubeconfig, parsing flag values,
 // and turning a failure into a message and a non-zero exit.
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EventRecorder } from '../kube/events.js';
 import { defaultIdentity } from '../kube/leaderelection.js';

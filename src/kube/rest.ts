@@ -5,7 +5,7 @@
 // compare is exactly what the apiserver stores), timeouts, streamed watches, a client-side
 // rate limit (client-go's QPS/burst token bucket), a User-Agent naming the component, and
 // close() aborting every request in flight so a shutdown never waits on a hung apiserver.
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';

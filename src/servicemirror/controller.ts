@@ -10,7 +10,8 @@
 // sync starts, changes or stops that Link's controller, or removes the mirrors of a Link that
 // is gone. Federated Services span Links: federation-controller.ts converges them, on its own
 // queue, from the LinkControllers' remotes.
-import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderQueue } from '../kube/leader-queue.js';

@@ -7,7 +7,8 @@
 //
 // No mirror is planned until the remote caches have synced and every gateway name has an
 // answer or a seed: planning earlier would delete or empty what is still true.
-import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { DnsPolicy, NameState } from '../dns/name-state.js';
 import type { EventSink } from '../kube/events.js';
 import { logFn, type Logger } from '../kube/log.js';

@@ -1,7 +1,8 @@
 // The remote cluster of one Link, as its credentials Secret reaches it: informers of its
 // Services and EndpointSlices. A new spec or rotated credentials replace the RemoteWatch; the
 // Link's gateway state (src/dns) outlives it, in the LinkController. It reads; it never writes.
-import { KubeConfig, type V1EndpointSlice, type V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
 import type { LogFn } from '../kube/log.js';
