@@ -9,6 +9,7 @@
 // endpoint it concerns and reported; every other endpoint of the Service is still desired.
 import type { V1Service } from '@kubernetes/client-node';
 import { portMapKey } from '../endpointslice/index.js';
+import { completed, type Steps } from '../endpointslice/steps.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { workloadAddresses } from './addresses.js';
 import { hostnameFor, workloadEndpoint } from './endpoint.js';
@@ -34,12 +35,18 @@ export interface DesiredForService {
  * not matching the selector are ignored here, so the caller need not pre-filter.
  */
 export function desiredGroupsForService(service: V1Service, workloads: readonly ExternalWorkload[]): DesiredForService {
+    return completed(desiredGroupsSteps(service, workloads));
+}
+
+/** desiredGroupsForService in steps of one workload, for a caller that pauses between them (endpointslice/steps.ts). */
+export function* desiredGroupsSteps(service: V1Service, workloads: readonly ExternalWorkload[]): Steps<DesiredForService> {
     if (!servesService(service)) return { selected: false, addressTypes: [], groups: [], problems: [] };
     const addressTypes = addressTypesForService(service);
     const groups = new Map<string, DesiredGroup>();
     const problems: WorkloadProblem[] = [];
 
     for (const workload of selectedInOrder(service, workloads)) {
+        yield;
         const report = (detail: ProblemDetail) => problems.push({ workload: workloadRef(workload), ...detail });
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.

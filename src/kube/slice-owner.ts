@@ -96,10 +96,12 @@ export class SliceOwner {
      * StaleCacheError while the cache lacks one of our own writes: planning from it would
      * undo that write.
      */
-    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan): Promise<{ plan: SlicePlan; writes: number }> {
+    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan | Promise<SlicePlan>): Promise<{ plan: SlicePlan; writes: number }> {
         const existing = this.slicesOf(owner.namespace, owner.name);
         if (this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${owner.namespace}/${owner.name} not yet in cache`);
-        const planned = plan(existing);
+        // A plan that pauses (a large Service) is from this snapshot like one that does not: its
+        // writes carry the resourceVersions it planned against, and a conflict retries the sync.
+        const planned = await plan(existing);
         return { plan: planned, writes: await this.writer.apply(planned) };
     }
 
