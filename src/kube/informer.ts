@@ -9,6 +9,7 @@
 import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
+import { TimeSlicer } from './yielding.js';
 
 export interface InformerHandlers<T> {
     add?(obj: T): void;
@@ -60,10 +61,6 @@ interface ListResponse<T> {
     items: T[];
 }
 
-/** Objects handled between two yields to the event loop while a list is cached: a large list must not hold up timers and I/O. */
-const YIELD_EVERY = 200;
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
     readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0 };
@@ -76,6 +73,7 @@ export class Informer<T extends KubeObject> {
     private missing: string | undefined;
     private loop: Promise<void> | undefined;
     private resyncTimer: NodeJS.Timeout | undefined;
+    private resyncing = false;
     private wakeUp: (() => void) | undefined;
     private failing = false;
     private markSynced!: () => void;
@@ -106,7 +104,7 @@ export class Informer<T extends KubeObject> {
         this.running = true;
         this.loop = this.run();
         if (this.opts.resyncMs) {
-            this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
+            this.resyncTimer = setInterval(() => void this.resync(), this.opts.resyncMs);
         }
     }
 
@@ -133,9 +131,21 @@ export class Informer<T extends KubeObject> {
         }
     }
 
-    private resync(): void {
-        if (!this.syncedFlag) return;
-        for (const obj of this.store.list()) this.notify((h) => h.update?.(obj, obj));
+    /** In slices: re-delivering 20 000 objects at once would hold the event loop for a good 100 ms. */
+    private async resync(): Promise<void> {
+        if (!this.syncedFlag || this.resyncing) return;
+        this.resyncing = true;
+        try {
+            const slicer = new TimeSlicer();
+            for (const obj of this.store.list()) {
+                // Changed or gone during a pause: its own event has told the handlers already.
+                if (this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '') !== obj) continue;
+                this.notify((h) => h.update?.(obj, obj));
+                if (slicer.due()) await slicer.pause();
+            }
+        } finally {
+            this.resyncing = false;
+        }
     }
 
     private async run(): Promise<void> {
@@ -147,6 +157,8 @@ export class Informer<T extends KubeObject> {
                     this.foundResource();
                     this.healthy();
                 }
+                // Stopped while listing: a watch opened now would hold stop() for its whole timeout.
+                if (!this.running) break;
                 await this.watch();
                 // Only a watch the server ended cleanly proves the path healthy: a list that
                 // works before a watch that fails at once must still back off further.
@@ -233,8 +245,9 @@ export class Informer<T extends KubeObject> {
         const path = collectionPath(this.opts.resource, this.opts.namespace);
         const items: T[] = [];
         let cont: string | undefined;
-        let handled = 0;
         let resourceVersion = '';
+        // A large list must not hold up timers and I/O: parsing and caching it pause now and then.
+        const slicer = new TimeSlicer();
         do {
             const page = await this.rest.request<ListResponse<KubeObject>>('GET', path, {
                 query: { ...this.baseQuery(), limit: this.opts.listPageSize ?? 500, continue: cont },
@@ -244,7 +257,7 @@ export class Informer<T extends KubeObject> {
                 // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
                 const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
                 items.push(held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item));
-                if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
+                if (slicer.due()) await slicer.pause();
             }
             cont = page.metadata.continue || undefined;
             resourceVersion = page.metadata.resourceVersion;
@@ -275,20 +288,20 @@ export class Informer<T extends KubeObject> {
         return this.opts.transform ? this.opts.transform(obj) : (obj as T);
     }
 
-    /** Replaces the cache with a full list, delivering the difference as events; yields now and then. */
+    /** Replaces the cache with a full list, delivering the difference as events, in slices. */
     private async replace(items: T[]): Promise<void> {
         const fresh = new Set(items.map((item) => ObjectStore.keyOf(item)));
-        let handled = 0;
+        const slicer = new TimeSlicer();
         for (const old of this.store.list()) {
             if (!fresh.has(ObjectStore.keyOf(old))) {
                 this.store.delete(old);
                 this.notify((h) => h.delete?.(old));
-                if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
+                if (slicer.due()) await slicer.pause();
             }
         }
         for (const item of items) {
             this.upsert(item);
-            if (++handled % YIELD_EVERY === 0) await yieldToEventLoop();
+            if (slicer.due()) await slicer.pause();
         }
     }
 

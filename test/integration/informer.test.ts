@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Informer } from '../../src/kube/informer.js';
-import { KubeRest } from '../../src/kube/rest.js';
+import { KubeRest, type RequestOpts } from '../../src/kube/rest.js';
 import { collectionPath, ConfigMaps, objectPath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { restartApiserver } from '../../src/testing/cluster.js';
@@ -49,7 +49,67 @@ async function proxiedInformer(ns: string, extra: Partial<ConstructorParameters<
     return { proxy, informer, cleanup };
 }
 
+/** The client of the informer, recording the list pages it asks for; `beforeContinue` runs before each page after the first. */
+class PageRecordingRest extends KubeRest {
+    readonly pages: (string | undefined)[] = [];
+    beforeContinue: () => Promise<void> = async () => undefined;
+
+    override async request<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
+        if (method === 'GET' && o.query?.limit !== undefined) {
+            const token = o.query.continue as string | undefined;
+            this.pages.push(token);
+            if (token) await this.beforeContinue();
+        }
+        return super.request<T>(method, path, o);
+    }
+}
+
+/**
+ * Compacts etcd's history up to now, then restarts the apiserver (whose watch cache could
+ * still serve the old snapshot): a continue token issued before now has expired (410).
+ */
+async function expireContinueTokens(): Promise<void> {
+    const etcd = `http://127.0.0.1:${cluster.state.etcdPort}/v3/kv`;
+    const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${etcd}/${path}`, { method: 'POST', body: JSON.stringify(body) });
+        const text = await res.text();
+        assert.equal(res.status, 200, `etcd ${path}: ${text}`);
+        return JSON.parse(text) as { header: { revision: string } };
+    };
+    const { header } = await post('range', { key: Buffer.from('/').toString('base64') });
+    await post('compaction', { revision: header.revision, physical: true });
+    await restartApiserver(cluster.state.name);
+}
+
 describe('informer', () => {
+    it('lists page by page, following continue tokens; an expired token starts the list over', async () => {
+        const ns = await cluster.namespace();
+        for (let i = 0; i < 7; i++) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(`page-${i}`));
+        const rest = new PageRecordingRest(cluster.kubeConfig());
+        let compacted = false;
+        rest.beforeContinue = async () => {
+            if (compacted) return;
+            compacted = true;
+            // A change after the first page, then the history of the list's snapshot is gone.
+            await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('page-late'));
+            await expireContinueTokens();
+        };
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, listPageSize: 3, backoffInitialMs: 50 });
+        informer.start();
+        await informer.synced;
+        try {
+            assert.deepEqual([...cacheState(informer, ns).keys()].sort(), [...[0, 1, 2, 3, 4, 5, 6].map((i) => `page-${i}`), 'page-late'].sort());
+            assert.equal(informer.stats.expired, 1, `the expired continue token: ${JSON.stringify(informer.stats)}`);
+            assert.equal(informer.stats.lists, 2);
+            // First list: page 1, then its continue fails; second list: 3 pages of 3, 3 and 2.
+            assert.equal(rest.pages.length, 5, `pages asked for: ${JSON.stringify(rest.pages)}`);
+            assert.deepEqual(rest.pages.map((token) => token !== undefined), [false, true, false, true, true]);
+        } finally {
+            await informer.stop();
+            rest.close();
+        }
+    });
+
     it('lists, then follows adds, updates and deletes through the watch', async () => {
         const ns = await cluster.namespace();
         await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('before'));
