@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseGatewayAddress } from './gateway-address.js';
 import { addressesOf, DEFAULT_DNS_POLICY as policy, initialNameState, onAnswer, onFailure, type NameState } from './name-state.js';
-import { gatewayResolutionStatus, nameStatus, seedNameState } from './resolution-status.js';
+import { gatewayResolutionStatus, nameStatus, newerSeed, seedNameState } from './resolution-status.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const SERVFAIL = { code: 'SERVFAIL', message: 'A a.example.test: SERVFAIL (ESERVFAIL)' } as const;
@@ -92,5 +92,29 @@ describe('seeding a name from the Link status after a restart', () => {
         assert.equal(seedNameState({ name: 'a.example.test', addresses: ['192.0.2.1'] }, T0), undefined, 'no time, no seed');
         const seed = seedNameState({ name: 'a.example.test', addresses: ['127.0.0.1', 'gw.example.test', '', '192.0.2.1'], resolvedAt: at(T0) }, T0)!;
         assert.deepEqual(seed.addresses, [{ address: '192.0.2.1', family: 'IPv4' }]);
+    });
+});
+
+describe('seeding a name when this process leads again', () => {
+    // Found by the chaos soak: a leader got answers, could not record them (the apiserver was
+    // restarting, which also cost it the lease), and on leading again started from the older
+    // record, so its mirrors went not ready while its own last good answer was seconds old.
+    it('prefers what this process learned in its last term to an older record', () => {
+        const record = seedNameState(nameStatus(answered('a.example.test', ['192.0.2.1'], 1, T0), T0, policy), T0 + 40_000)!;
+        const mine = onFailure(answered('a.example.test', ['192.0.2.2'], 1, T0 + 25_000), SERVFAIL, T0 + 28_000, policy).state;
+        const seed = newerSeed(mine, record, T0 + 40_000)!;
+        assert.equal(seed.resolvedAt, T0 + 25_000);
+        assert.deepEqual(seed.addresses.map((a) => a.address), ['192.0.2.2']);
+        assert.equal(seed.nextRefreshAt, T0 + 40_000, 'due for resolution now');
+        assert.equal(addressesOf(seed, T0 + 40_000, policy)[0]?.ready, true, 'still within the window of its own answer');
+    });
+
+    it('prefers a newer record (another replica led since), and takes either when there is only one', () => {
+        const mine = answered('a.example.test', ['192.0.2.2'], 1, T0);
+        const record = seedNameState(nameStatus(answered('a.example.test', ['192.0.2.1'], 1, T0 + 30_000), T0 + 30_000, policy), T0 + 40_000)!;
+        assert.deepEqual(newerSeed(mine, record, T0 + 40_000)?.addresses.map((a) => a.address), ['192.0.2.1']);
+        assert.equal(newerSeed(undefined, record, T0 + 40_000), record);
+        assert.equal(newerSeed(mine, undefined, T0 + 40_000)?.resolvedAt, T0);
+        assert.equal(newerSeed(initialNameState('a.example.test', T0), undefined, T0), undefined, 'a name never answered is no seed');
     });
 });

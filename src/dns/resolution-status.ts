@@ -82,6 +82,20 @@ export function seedNameState(status: GatewayNameStatus, now: number): NameState
     };
 }
 
+/**
+ * The seed of a name for a new watcher: what this process itself last knew of it (kept from an
+ * earlier term as leader), or what the Link status recorded, whichever holds the later good
+ * answer. The record may lag what this process learned: a status write can fail (the apiserver
+ * restarting is also what costs the lease), and the record is refreshed only every quarter
+ * window. Either is due for resolution now.
+ */
+export function newerSeed(remembered: NameState | undefined, recorded: NameState | undefined, now: number): NameState | undefined {
+    const mine = remembered && remembered.resolvedAt !== undefined ? { ...remembered, nextRefreshAt: now } : undefined;
+    if (!mine) return recorded;
+    if (!recorded) return mine;
+    return (recorded.resolvedAt ?? -Infinity) > mine.resolvedAt! ? recorded : mine;
+}
+
 function parseTime(text: string | undefined): number | undefined {
     const ms = text === undefined ? NaN : Date.parse(text);
     return Number.isFinite(ms) ? ms : undefined;

@@ -12,7 +12,7 @@
 // queue, from the LinkControllers' remotes.
 import type { V1Service } from '@kubernetes/client-node';
 import type { KubeConfig } from '../kube/kubeconfig.js';
-import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
+import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { logFn, type Logger } from '../kube/log.js';
@@ -84,6 +84,12 @@ export class ServiceMirrorController implements Runnable {
     private readonly mirrors: MirrorSync;
     private readonly federation: FederationController;
     private readonly controllers = new Map<string, LinkController>();
+    /**
+     * Link name → its gateway names' states when this process last stopped serving it: a
+     * process that leads again seeds from them when they are newer than the Link status
+     * record (whose write may have failed while the apiserver was down). Dropped with the Link.
+     */
+    private readonly gatewayMemory = new Map<string, ReadonlyMap<string, NameState>>();
     private readonly log: Logger;
     private readonly queue: LeaderQueue<string>;
     private resyncTimer: NodeJS.Timeout | undefined;
@@ -238,6 +244,7 @@ export class ServiceMirrorController implements Runnable {
             this.controllers.delete(name);
             await controller.stop();
         }
+        this.gatewayMemory.delete(name);
         if (cluster) await this.unlinkCluster(cluster);
     }
 
@@ -272,6 +279,10 @@ export class ServiceMirrorController implements Runnable {
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,
             federation: this.federation,
+            gatewayMemory: {
+                remembered: () => this.gatewayMemory.get(name),
+                remember: (states) => this.gatewayMemory.set(name, states),
+            },
         });
     }
 

@@ -30,7 +30,7 @@ import { exportMode } from './mirror.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
-import { LinkGateway } from './link-gateway.js';
+import { LinkGateway, type LinkGatewayDeps } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
@@ -81,6 +81,8 @@ export interface LinkControllerDeps {
     workers: number;
     /** Told of this Link's remote Services: federated Services span Links. */
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
+    /** The gateway names' states this process kept from its last term (see LinkGateway). */
+    gatewayMemory?: Pick<LinkGatewayDeps, 'remembered' | 'remember'>;
 }
 
 export class LinkController {
@@ -123,6 +125,7 @@ export class LinkController {
             logger: this.log,
             event: (event) => this.event(event),
             recorded: () => deps.stored()?.status?.gatewayResolution ?? [],
+            ...deps.gatewayMemory,
             changed: () => this.onGatewayChanged(),
             resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });

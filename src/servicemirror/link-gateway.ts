@@ -7,7 +7,7 @@ import { parseGatewayAddress, type GatewayEntry } from '../dns/gateway-address.j
 import { mirrorGatewayAddresses } from '../dns/gateway-endpoints.js';
 import { GatewayWatcher } from '../dns/gateway-watcher.js';
 import type { DnsPolicy, NameState } from '../dns/name-state.js';
-import { seedNameState, type GatewayNameStatus } from '../dns/resolution-status.js';
+import { newerSeed, seedNameState, type GatewayNameStatus } from '../dns/resolution-status.js';
 import { GatewayResolver } from '../dns/resolver.js';
 import type { Logger } from '../kube/log.js';
 import type { GatewayAddress } from './endpoints.js';
@@ -30,6 +30,10 @@ export interface LinkGatewayDeps {
     event: (event: LinkEvent) => void;
     /** The Link status's record of each name, read on a first start. */
     recorded: () => readonly GatewayNameStatus[];
+    /** What this process knew of each name when its last gateway of this Link stopped (an earlier term as leader). */
+    remembered?: () => ReadonlyMap<string, NameState> | undefined;
+    /** Keeps the names' states at stop, for the next term of this process. */
+    remember?: (states: ReadonlyMap<string, NameState>) => void;
     /** What the gateway publishes (addresses, readiness, liveness) may have changed. */
     changed: () => void;
     /** A name resolved, changed or not. */
@@ -99,9 +103,14 @@ export class LinkGateway {
         const seeds = new Map(this.watcher?.states ?? []);
         if (relabelled || names.length === 0) this.stopWatcher(previous);
         if (names.length === 0) return;
-        for (const entry of this.deps.recorded()) {
-            const seed = seeds.has(entry.name) ? undefined : seedNameState(entry, Date.now());
-            if (seed) seeds.set(entry.name, seed);
+        const now = Date.now();
+        const recorded = new Map(this.deps.recorded().map((entry) => [entry.name, entry]));
+        const remembered = this.deps.remembered?.();
+        for (const name of names) {
+            if (seeds.has(name)) continue;
+            const entry = recorded.get(name);
+            const seed = newerSeed(remembered?.get(name), entry && seedNameState(entry, now), now);
+            if (seed) seeds.set(name, seed);
         }
         if (!this.watcher) {
             this.resolver = new GatewayResolver({ servers: this.deps.dnsServers, timeoutMs: this.deps.dnsTimeoutMs, tries: this.deps.dnsTries });
@@ -163,6 +172,7 @@ export class LinkGateway {
 
     async stop(): Promise<void> {
         await this.probe?.stop();
+        if (this.watcher) this.deps.remember?.(new Map(this.watcher.states));
         this.stopWatcher(this.link);
     }
 }

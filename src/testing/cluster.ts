@@ -316,7 +316,10 @@ export async function compactEtcd(name: string): Promise<number> {
     };
     // Any key: the answer's header carries the current revision.
     const revision = Number((await call('/v3/kv/range', { key: Buffer.from('/').toString('base64') })).header?.revision);
-    await call('/v3/kv/compaction', { revision });
+    await call('/v3/kv/compaction', { revision }).catch((err: Error) => {
+        // Compacted already (by us, or by kube-apiserver's own periodic compaction): nothing to do.
+        if (!err.message.includes('required revision has been compacted')) throw err;
+    });
     return revision;
 }
 

@@ -43,7 +43,7 @@ rules:
   - level: None
     userGroups: ["system:masters"]
   - level: RequestResponse
-    resources: [{ group: "coordination.k8s.io", resources: ["leases"] }]
+    resources: [{ group: "coordination.k8s.io", resources: ["leases"] }, { group: "multicluster.linkerd.io", resources: ["links/status"] }]
   - level: Metadata
 `;
 

@@ -18,7 +18,8 @@ export class Replica {
     private exited: Promise<void> = Promise.resolve();
     /** Running, SIGSTOPped, or not running (killed, terminated, or not started). */
     state: ReplicaState = 'down';
-    starts = 0;
+    /** When each process was started (ms since the epoch). */
+    readonly startedAt: number[] = [];
 
     constructor(
         /** Also its leader-election identity and ServiceAccount name. */
@@ -42,7 +43,7 @@ export class Replica {
         closeSync(log);
         this.proc = proc;
         this.state = 'running';
-        this.starts++;
+        this.startedAt.push(Date.now());
         this.exited = new Promise((done) =>
             proc.once('exit', () => {
                 if (this.proc === proc) this.state = 'down';

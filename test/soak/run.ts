@@ -10,7 +10,7 @@ import { Chaos } from './chaos.js';
 import { Driver } from './driver.js';
 import { startSoakEnv } from './env.js';
 import { countLine, History, type Violation } from './history.js';
-import { auditLeaseTerms } from './lease-audit.js';
+import { auditLeaseTerms, readAudit } from './audit.js';
 import { Random, soakSeed } from './random.js';
 import { judgeEmptiedMirrors, WatchChecker } from './watch-checker.js';
 
@@ -53,24 +53,30 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         await driver.stop();
 
         let left: string[] = [];
-        const deadline = Date.now() + CONVERGE_LIMIT_MS;
-        while (Date.now() < deadline) {
+        const calmAt = Date.now();
+        let shown = false;
+        while (Date.now() < calmAt + CONVERGE_LIMIT_MS) {
             left = await mismatches(env, FINAL_GATEWAY).catch((err: Error) => [`reading the clusters: ${err.message}`]);
             if (left.length === 0) break;
+            if (!shown && Date.now() > calmAt + 10_000) {
+                shown = true;
+                print(`still converging 10 s after the faults stopped (replicas: ${env.replicas.map((r) => `${r.name} ${r.state}`).join(', ')}):\n    ${left.join('\n    ')}`);
+            }
             await sleep(500);
         }
         if (left.length === 0) convergedMs = Date.now() - history.lastFaultEndAt;
         else history.violation('converged', `not converged ${CONVERGE_LIMIT_MS / 1000} s after the faults stopped:\n    ${left.join('\n    ')}`);
         await checker.stop();
 
-        const audit = auditLeaseTerms(env, history);
-        const emptyings = judgeEmptiedMirrors(checker.emptied, env.dns.queries, audit.mirrorLeaderChangesAt, history);
+        const audit = readAudit(env, history);
+        const leases = auditLeaseTerms(env, audit, history);
+        const emptyings = judgeEmptiedMirrors(checker.emptied, env.dns.queries, audit, env.replicas, history);
         print(`faults injected: ${countLine(history.faults)}`);
         print(`changes made: ${countLine(history.changes)}; refused or failed in transit: ${countLine(history.failedChanges)}`);
-        print(`replica starts: ${env.replicas.map((r) => `${r.name} ${r.starts}`).join(', ')}`);
+        print(`replica starts: ${env.replicas.map((r) => `${r.name} ${r.startedAt.length}`).join(', ')}`);
         print(`SIGTERM to exit: ${history.sigtermExitMs.length === 0 ? 'none sent' : `max ${Math.max(...history.sigtermExitMs)} ms of ${history.sigtermExitMs.length}`}`);
-        print(`leader changes (apiserver audit): ${Object.entries(audit.leaderChanges).map(([c, n]) => `${c} ${n}`).join(', ')}; lease writes ${audit.leaseWrites}`);
-        print(`writes by replicas (apiserver audit): ${countLine(audit.writes)}`);
+        print(`leader changes (apiserver audit): ${Object.entries(leases.leaderChanges).map(([c, n]) => `${c} ${n}`).join(', ')}; lease writes ${leases.leaseWrites}`);
+        print(`writes by replicas (apiserver audit): ${countLine(leases.writes)}`);
         print(`slice versions checked by the oracle: ${checker.slicesChecked}`);
         print(`mirror emptyings seen: ${checker.emptied.length}, explained: ${countLine(emptyings.explained)}`);
         print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended`}`);

@@ -10,10 +10,13 @@ import { Informer } from '../../src/kube/informer.js';
 import { EndpointSlices, Services } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../../src/servicemirror/mirror.js';
+import type { GatewayNameStatus } from '../../src/dns/resolution-status.js';
 import type { LoggedQuery } from '../../src/testing/dns-server.js';
 import { validateEndpointSlice } from '../oracle/endpointslice-validation.js';
-import { APP_NS, DNS, GATEWAY_NAME, LINK, type SoakEnv } from './env.js';
+import { APP_NS, DNS, GATEWAY_NAME, LEASES, LINK, type SoakEnv } from './env.js';
 import type { History } from './history.js';
+import { holderAt, type Audit } from './audit.js';
+import type { Replica } from './replica.js';
 
 type Slice = V1EndpointSlice & KubeObject;
 type Service = V1Service & KubeObject;
@@ -99,54 +102,73 @@ export interface EmptyingJudgement {
     explained: Record<string, number>;
 }
 
+const clampTtlMs = (ttlSeconds: number | undefined) => Math.min(Math.max((ttlSeconds ?? 0) * 1000, DNS.minTtlMs), DNS.maxTtlMs);
+
+/** When a record of the name lets its IPv4 addresses go not ready: the window after they went stale. */
+function recordedReadyUntil(record: GatewayNameStatus | undefined): number {
+    if (!record || !record.addresses.some((a) => !a.includes(':')) || record.resolvedAt === undefined) return -Infinity;
+    const staleSince = record.staleSince?.IPv4 === undefined ? Infinity : Date.parse(record.staleSince.IPv4);
+    return Math.min(staleSince, Date.parse(record.resolvedAt) + clampTtlMs(record.ttlSeconds)) + DNS.staleWindowMs;
+}
+
 /**
  * (3) No mirror emptied while its gateway name has a last good answer within the stale window.
- * The service mirror counts the window from when the last good answer expired (its TTL,
- * clamped to the DNS policy); a new leader counts it from the Link status's record of that
- * answer, which may be older by the record interval (window/4) and is written in whole seconds.
- * So an emptying at `at` is a violation when the last good A answer the DNS server gave before
- * `at` (its own log) is younger than TTL + window, less that record slack when the
- * service-mirror lease changed hands since the answer. Emptyings explained otherwise: the
- * remote Service's export changed (or it was created or deleted) within 30 s, or the remote
- * apiserver was down within the window (a Link that cannot be served is withdrawn after it).
+ * Only the service mirror's leader resolves the name, and a new leader learns earlier answers
+ * from the Link status record alone, so "the last good answer" is the newest of: the record
+ * (as the audit log shows each status write left it) and the answers the DNS server gave the
+ * replica that wrote the emptying, in this process's life, while it held the lease. The mirror
+ * must stay ready until that answer's TTL (clamped to the DNS policy) plus the stale window;
+ * an emptying earlier than that (less 0.5 s for timers and the watch) is a violation. Emptyings
+ * explained otherwise: the remote Service's export changed (or it was created or deleted)
+ * within 30 s, or the remote apiserver was down within the window (a Link that cannot be
+ * served is withdrawn after it). A deleted mirror is explained only by an export change.
  */
 export function judgeEmptiedMirrors(
     emptied: readonly EmptiedMirror[],
     queries: readonly LoggedQuery[],
-    leaderChanges: readonly number[],
+    audit: Audit,
+    replicas: readonly Replica[],
     history: History,
 ): EmptyingJudgement {
     const explained: Record<string, number> = {};
     const explain = (reason: string) => (explained[reason] = (explained[reason] ?? 0) + 1);
     const good = queries.filter((q) => q.name === GATEWAY_NAME && q.type === 'A' && q.answers > 0);
+    const lease = audit.leaseWrites.get(LEASES['service-mirror']) ?? [];
+    const mirrorReplicas = new Map(replicas.filter((r) => r.command === 'service-mirror').map((r) => [r.name, r]));
     for (const e of emptied) {
         const remote = e.mirror.endsWith(`-${LINK}`) ? e.mirror.slice(0, -LINK.length - 1) : e.mirror;
         if (history.exportChangedWithin(remote, e.at - EXPORT_CHANGE_GRACE_MS, e.at)) {
             explain('export changed');
             continue;
         }
+        if (e.how === 'deleted') {
+            history.violation('mirror-kept', `${APP_NS}/${e.mirror} deleted at ${iso(e.at)} although its remote Service stayed exported`, e.at);
+            continue;
+        }
         if (history.remoteDownWithin(e.at - DNS.staleWindowMs - EXPORT_CHANGE_GRACE_MS, e.at)) {
             explain('remote apiserver restarted');
             continue;
         }
-        const last = good.filter((q) => q.at <= e.at).at(-1);
-        if (!last) {
+        const atUs = e.at * 1000;
+        const write = audit.writes
+            .filter((w) => mirrorReplicas.has(w.replica) && w.namespace === APP_NS && w.name.startsWith(`${e.mirror}-`) && w.receivedUs <= atUs)
+            .at(-1);
+        const writer = write?.replica ?? '';
+        const processStart = mirrorReplicas.get(writer)?.startedAt.filter((t) => t <= e.at).at(-1) ?? Infinity;
+        const own = good.filter((q) => q.at >= processStart && q.at <= e.at && holderAt(lease, q.at * 1000) === writer).at(-1);
+        const record = audit.linkStatus.filter((r) => r.completedUs <= atUs).at(-1)?.gatewayResolution.find((g) => g.name === GATEWAY_NAME);
+        const ownUntil = own ? own.at + clampTtlMs(own.ttl) + DNS.staleWindowMs : -Infinity;
+        const readyUntil = Math.max(ownUntil, recordedReadyUntil(record));
+        if (readyUntil === -Infinity) {
             explain('gateway never answered');
             continue;
         }
-        const ttlMs = Math.min(Math.max((last.ttl ?? 0) * 1000, DNS.minTtlMs), DNS.maxTtlMs);
-        const failover = leaderChanges.some((t) => t > last.at && t <= e.at);
-        const recordSlack = failover ? DNS.staleWindowMs / 4 + 1000 : 0;
-        const earliest = last.at + ttlMs + DNS.staleWindowMs - recordSlack - OBSERVATION_MARGIN_MS;
-        if (e.at >= earliest) {
+        if (e.at >= readyUntil - OBSERVATION_MARGIN_MS) {
             explain('stale window over');
             continue;
         }
-        history.violation(
-            'mirror-kept',
-            `${APP_NS}/${e.mirror} ${e.how} at ${iso(e.at)}, but ${GATEWAY_NAME} answered at ${iso(last.at)} (TTL ${last.ttl} s${failover ? ', leader changed since' : ''}): not before ${iso(earliest)}`,
-            e.at,
-        );
+        const knew = ownUntil >= recordedReadyUntil(record) ? `${writer} itself got an answer at ${iso(own!.at)} (TTL ${own!.ttl} s)` : `the Link status recorded ${JSON.stringify(record)}`;
+        history.violation('mirror-kept', `${APP_NS}/${e.mirror} not ready at ${iso(e.at)} (written by ${writer || 'no replica'}), but ${knew}: ready until ${iso(readyUntil)}`, e.at);
     }
     return { explained };
 }
