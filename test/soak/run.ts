@@ -79,7 +79,8 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         print(`writes by replicas (apiserver audit): ${countLine(leases.writes)}`);
         print(`slice versions checked by the oracle: ${checker.slicesChecked}`);
         print(`mirror emptyings seen: ${checker.emptied.length}, explained: ${countLine(emptyings.explained)}`);
-        print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended`}`);
+        const lastFault = new Date(history.lastFaultEndAt).toISOString();
+        print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended (${lastFault}; every replica restarted by then)`}`);
         print(`invariant violations: ${history.violations.length}`);
         for (const v of history.violations) print(`  - [${v.invariant}] ${new Date(v.at).toISOString()} ${v.detail}`);
     } finally {
