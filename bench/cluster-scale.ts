@@ -6,22 +6,18 @@
 //
 // Default scale: 1 000 Services x 10 workloads, plus one Service of 1 000 for the burst.
 // SCALE=large adds one Service of 10 000 workloads.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { DEFAULT_CONCURRENT_SYNCS, DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
+import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { percentile, type Report } from './stats.js';
 
 const BENCHMARK = 'cluster-scale';
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const large = process.env.SCALE === 'large';
 /** BENCH_SERVICES=100 for a quick comparison of two builds (a slow old build need not take an hour). */
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1_000);
@@ -192,108 +188,6 @@ class Semaphore {
     }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** The controller as `make build` compiles it (dist/), in its own process; BENCH_CONTROLLER_JS runs another build (e.g. an older commit's). */
-function controllerEntry(): string {
-    if (process.env.BENCH_CONTROLLER_JS) return process.env.BENCH_CONTROLLER_JS;
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`building the controller failed: ${built.stdout}${built.stderr}`);
-    return join(root, 'dist', 'cli', 'main.js');
-}
-
-class ControllerProcess {
-    private constructor(
-        readonly child: ChildProcess,
-        readonly adminAddr: string,
-        readonly startedAt: number,
-    ) {}
-
-    static async start(entry: string, kubeconfig: string, leaseNs: string, watchNs: string, cleanups: Cleanups): Promise<ControllerProcess> {
-        const help = spawnSync(process.execPath, [entry, 'external-workloads', '--help'], { encoding: 'utf8' }).stdout;
-        // Uncapped where the build has a client-side limit: the figures are the controller's, not the cap's.
-        const extra = help.includes('--kube-api-qps') ? ['--kube-api-qps', '0'] : [];
-        // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR).
-        const nodeArgs = (process.env.BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-        // BENCH_CONTROLLER_NICE=-5: the controller ahead of the apiserver, etcd and this process for a CPU, as a
-        // Pod's CPU request puts it on a node it does not share with its apiserver.
-        const nice = process.env.BENCH_CONTROLLER_NICE ? ['nice', '-n', process.env.BENCH_CONTROLLER_NICE] : [];
-        const [command, ...args] = [...nice, process.execPath, ...nodeArgs];
-        const startedAt = performance.now();
-        const child = spawn(command!, [...args, entry, 'external-workloads', '--kubeconfig', kubeconfig, '--namespace', leaseNs, '--watch-namespace', watchNs, '--admin-addr', '127.0.0.1:0', '--log-level', 'warn', ...extra], {
-            stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        const unregister = cleanups.add(async () => void child.kill('SIGKILL'));
-        child.once('exit', () => unregister());
-        let stderr = '';
-        const adminAddr = await withTimeout(
-            new Promise<string>((resolve, reject) => {
-                child.stderr!.on('data', (chunk: Buffer) => {
-                    stderr += chunk.toString();
-                    const match = /admin endpoint listening on (\S+)/.exec(stderr);
-                    if (match) resolve(match[1]!);
-                });
-                child.once('exit', (code) => reject(new Error(`controller exited (${code}): ${stderr}`)));
-            }),
-            60_000,
-            'the controller to listen',
-        );
-        return new ControllerProcess(child, adminAddr, startedAt);
-    }
-
-    private procStatus(field: string): number {
-        const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'));
-        return match ? Number(match[1]) / 1024 : Number.NaN;
-    }
-    rssMb(): number {
-        return this.procStatus('VmRSS');
-    }
-    peakRssMb(): number {
-        return this.procStatus('VmHWM');
-    }
-    /**
-     * The main thread's time on a CPU and time runnable but waiting for one (schedstat, ns):
-     * the wait is the machine's load, which event-loop delay cannot tell from the controller's own work.
-     */
-    mainThreadSchedMs(): { onCpu: number; waiting: number } {
-        const [onCpu, waiting] = readFileSync(`/proc/${this.child.pid}/task/${this.child.pid}/schedstat`, 'utf8').split(' ').map(Number);
-        return { onCpu: onCpu! / 1e6, waiting: waiting! / 1e6 };
-    }
-    /** User + system CPU seconds so far (clock ticks of 1/100 s, as on Linux). */
-    cpuSeconds(): number {
-        const fields = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / 100;
-    }
-
-    async get(path: string): Promise<{ ms: number; text: string }> {
-        const started = performance.now();
-        const res = await fetch(`http://${this.adminAddr}${path}`, { signal: AbortSignal.timeout(30_000) });
-        const text = await res.text();
-        return { ms: performance.now() - started, text };
-    }
-
-    async metric(name: string, labels = ''): Promise<number> {
-        const { text } = await this.get('/metrics');
-        return metricFrom(text, name, labels);
-    }
-
-    async stop(): Promise<void> {
-        if (this.child.exitCode !== null) return;
-        const exited = new Promise((r) => this.child.once('exit', r));
-        this.child.kill('SIGTERM');
-        await withTimeout(exited, 30_000, 'the controller to exit').catch(() => this.child.kill('SIGKILL'));
-    }
-}
-
-function metricFrom(text: string, name: string, labels = ''): number {
-    const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{` : `${name} `) && l.includes(labels));
-    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : Number.NaN;
-}
-
 const WRITES = 'mesh_endpoints_external_workloads_endpointslice_changes_total';
 async function controllerWrites(controller: ControllerProcess): Promise<number> {
     const { text } = await controller.get('/metrics');
@@ -443,7 +337,6 @@ const slicesFor = (workloads: number) => Math.ceil(workloads / SLICE_SIZE);
 
 export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanups): Promise<void> {
     const entry = controllerEntry();
-    if (!existsSync(entry)) throw new Error(`no controller at ${entry}`);
     const cluster = await startBenchCluster(benchClusterName('scale'), cleanups);
     try {
         await installCrds(cluster.admin);
@@ -460,7 +353,7 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
 
         const watch = new EndpointWatch(cluster.admin, ns);
         await watch.start();
-        const controller = await ControllerProcess.start(entry, cluster.state.kubeconfig, leaseNs, ns, cleanups);
+        const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
         try {
             // Initial sync.
             const cpuBefore = controller.cpuSeconds();
@@ -486,7 +379,7 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
             }
             report.value(BENCHMARK, 'initial sync: slice writes', totalWorkloads, 'workloads', writes, 'writes', minimumWrites);
             report.value(BENCHMARK, 'initial sync: controller CPU', totalWorkloads, 'workloads', controller.cpuSeconds() - cpuBefore, 's');
-            const heapMb = (await controller.metric('mesh_endpoints_nodejs_heap_size_used_bytes')) / 2 ** 20;
+            const heapMb = await controller.heapUsedMb();
             report.value(BENCHMARK, 'initial sync: controller peak RSS', totalWorkloads, 'workloads', controller.peakRssMb(), 'MB', undefined, {
                 'RSS after (MB)': controller.rssMb(),
                 'V8 heap used after (MB)': heapMb,

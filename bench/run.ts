@@ -3,8 +3,8 @@
 // the design promises is flagged, not failed), write outside bench/results/, or connect beyond
 // loopback. Every cluster, controller and server a benchmark starts is stopped before it returns.
 //
-//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale]   (all by default)
-//   SCALE=large npx tsx bench/run.ts cluster-scale   (adds one Service of 10 000 workloads)
+//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale]   (all by default)
+//   SCALE=large npx tsx bench/run.ts cluster-scale service-mirror-scale   (adds one Service of 10 000 workloads; 2 000 mirrors per Link)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -16,6 +16,7 @@ import { runExternalWorkloadsBenchmark } from './external-workloads.js';
 import { Cleanups } from './local-cluster.js';
 import { runPlannerBenchmarks } from './planner.js';
 import { runServiceMirrorDnsBenchmark } from './service-mirror-dns.js';
+import { runServiceMirrorScaleBenchmark } from './service-mirror-scale.js';
 import { Report } from './stats.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -28,6 +29,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'service-mirror-dns': (report) => runServiceMirrorDnsBenchmark(report, cleanups),
     'apiserver-writes': (report) => runApiserverWritesBenchmark(report, cleanups),
     'cluster-scale': (report) => runClusterScaleBenchmark(report, cleanups),
+    'service-mirror-scale': (report) => runServiceMirrorScaleBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {
