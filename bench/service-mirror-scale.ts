@@ -18,7 +18,7 @@ import { CLUSTER_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } f
 import { installCrds } from '../src/testing/crds.js';
 import { TestDnsServer } from '../src/testing/dns-server.js';
 import { apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
-import { ControllerProcess, controllerEntry } from './controller-process.js';
+import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { ObjectWatch, type WatchEventType } from './object-watch.js';
 import { inParallel } from './parallel.js';
@@ -233,6 +233,11 @@ interface Run {
 }
 
 const localWrites = (run: Run) => apiserverWrites(run.local, LOCAL_RESOURCES);
+/** The controller's mirror syncs so far (whatever their result): work done, written or not. */
+const mirrorSyncs = async (run: Run) => {
+    const { text } = await run.controller.get('/metrics');
+    return ['success', 'stale', 'error'].reduce((n, result) => n + (metricFrom(text, 'mesh_endpoints_service_mirror_syncs_total', `result="${result}"`) || 0), 0);
+};
 
 async function memory(run: Run): Promise<{ rssMb: number; heapMb: number }> {
     await sleep(SETTLE_MS);
@@ -244,7 +249,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
     const { report } = run;
     run.dns.setRecords(gatewayName(link), { A: [{ address: gatewayIp(link, 0), ttl: TTL_S }] });
     const env: MirrorEnv = { local: run.local, remote, dns: run.dns, controllers: new Set() };
-    const before = await localWrites(run);
+    const [before, syncsBefore] = [await localWrites(run), await mirrorSyncs(run)];
     const cpuBefore = run.controller.cpuSeconds();
     await createLink(env, run.linkNamespace, {
         name: link,
@@ -256,6 +261,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
     const cpu = run.controller.cpuSeconds() - cpuBefore;
     await sleep(SETTLE_MS); // the Link status write comes after its delay
     const writes = writesSince(before, await localWrites(run));
+    const syncs = (await mirrorSyncs(run)) - syncsBefore;
     const mirrorWrites = total(writes, 'POST services', 'POST endpointslices');
     const minimum = 2 * SERVICES;
     const ms = doneAt - createdAt;
@@ -264,6 +270,8 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
         'minimum writes / apiserver rate (ms)': ideal,
         'ratio to that': ms / ideal,
         'controller CPU (s)': cpu,
+        'CPU per mirror (ms)': (cpu * 1000) / SERVICES,
+        'mirror syncs per mirror (by the settle)': syncs / SERVICES,
     });
     const others = { ...writes };
     for (const key of ['POST services', 'POST endpointslices', 'PATCH links/status', 'POST events', 'POST secrets', 'POST links', 'PUT leases']) delete others[key];
@@ -280,19 +288,24 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
 async function dnsChange(run: Run, link: string): Promise<void> {
     const { report } = run;
     await sleep(2 * TTL_S * 1000);
-    const before = await localWrites(run);
+    const [before, syncsBefore] = [await localWrites(run), await mirrorSyncs(run)];
+    const cpuBefore = run.controller.cpuSeconds();
     const address = gatewayIp(link, 1);
     run.dns.setRecords(gatewayName(link), { A: [{ address, ttl: TTL_S }] });
     const changedAt = performance.now();
     const doneAt = await run.watch.allMirrored(link, address, SERVICES, MIRROR_TIMEOUT_MS);
     const latencies = run.watch.arrivals(link, address).map((at) => at - changedAt);
+    const cpu = run.controller.cpuSeconds() - cpuBefore;
     await sleep(SETTLE_MS);
     const writes = writesSince(before, await localWrites(run));
+    const syncs = (await mirrorSyncs(run)) - syncsBefore;
     const ideal = (SERVICES / run.rates.updatesPerS) * 1000;
     report.timing(BENCHMARK, `gateway DNS answer changed to each of ${SERVICES} mirrors updated (TTL ${TTL_S} s)`, SERVICES, 'mirrors', latencies, {
         'time to the last (ms)': doneAt - changedAt,
         'first to last (ms)': doneAt - changedAt - Math.min(...latencies),
         'slice updates / apiserver update rate (ms)': ideal,
+        'controller CPU per mirror (ms)': (cpu * 1000) / SERVICES,
+        'mirror syncs per mirror': syncs / SERVICES,
     });
     report.value(BENCHMARK, 'DNS change: EndpointSlice writes (minimum one update per mirror)', SERVICES, 'mirrors', total(writes, 'PUT endpointslices', 'PATCH endpointslices', 'POST endpointslices', 'DELETE endpointslices'), 'writes', SERVICES, {
         'Service writes': total(writes, 'POST services', 'PUT services', 'PATCH services', 'DELETE services'),

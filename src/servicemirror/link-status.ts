@@ -50,9 +50,16 @@ export interface LinkStatusSource {
     remote: RemoteHealth | undefined;
 }
 
+const isMirrored = (entry: ServiceStatus | undefined) => entry?.conditions?.[0]?.status === 'True';
+const remoteKeyOf = (entry: ServiceStatus) => `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
+
 export class LinkStatusBook {
     /** Remote "namespace/name" → its status entry. */
     private readonly entries = new Map<string, ServiceStatus>();
+    /** Entries with Mirrored=True, counted as they change: a Link may have thousands. */
+    private mirroredCount = 0;
+    /** The stored status's entries by remote key, for the stored status object it was built from. */
+    private storedEntries: { status: LinkStatus | undefined; byKey: Map<string, ServiceStatus> } | undefined;
     /** uid and the status our last write returned: the informer may not have it yet. */
     private written: { uid: string; status: LinkStatus } | undefined;
 
@@ -63,15 +70,19 @@ export class LinkStatusBook {
     }
 
     get mirrored(): number {
-        return [...this.entries.values()].filter((e) => e.conditions?.[0]?.status === 'True').length;
+        return this.mirroredCount;
     }
 
     /** Records how a mirror sync went; reports a failure once per change of reason. Returns whether the entry changed. */
     record(outcome: MirrorOutcome | null, remoteKey: string): boolean {
         const current = this.entries.get(remoteKey);
-        if (outcome === null) return this.entries.delete(remoteKey);
+        if (outcome === null) {
+            this.mirroredCount -= Number(isMirrored(current));
+            return this.entries.delete(remoteKey);
+        }
         const next = mirrorServiceStatus(outcome, current ?? this.stored(remoteKey), this.now());
         if (current !== undefined && sameServiceStatus(current, next)) return false;
+        this.mirroredCount += Number(isMirrored(next)) - Number(isMirrored(current));
         const before = current?.conditions?.[0];
         if (!outcome.mirrored && (before?.reason !== outcome.reason || before.message !== outcome.message)) {
             this.deps.event({ type: 'Warning', reason: outcome.reason, message: `remote Service ${remoteKey} not mirrored: ${outcome.message}` });
@@ -82,7 +93,11 @@ export class LinkStatusBook {
 
     /** The entry in the stored status, so a restart keeps transition times. */
     private stored(remoteKey: string): ServiceStatus | undefined {
-        return this.deps.stored()?.status?.mirrorServices?.find((s) => `${s.remoteRef.namespace}/${s.remoteRef.name}` === remoteKey);
+        const status = this.deps.stored()?.status;
+        if (this.storedEntries === undefined || this.storedEntries.status !== status) {
+            this.storedEntries = { status, byKey: new Map((status?.mirrorServices ?? []).map((entry) => [remoteKeyOf(entry), entry])) };
+        }
+        return this.storedEntries.byKey.get(remoteKey);
     }
 
     /** Whether the stored record of the name's last good answer has grown old enough to be written again. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { parseGatewayAddress } from '../dns/gateway-address.js';
 import { initialNameState, onAnswer, onFailure, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { gatewayResolutionStatus as gatewayResolution } from '../dns/resolution-status.js';
@@ -9,6 +10,7 @@ import {
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
+    sameJson,
     sameServiceStatus,
     type MirrorOutcome,
 } from './status.js';
@@ -116,5 +118,28 @@ describe('Link status: when to write', () => {
 
     it('patches our fields, and removes gatewayResolution from a Link without a gateway', () => {
         assert.deepEqual(linkStatusPatch(desiredLinkStatus([], undefined)), { status: { mirrorServices: [], gatewayResolution: null } });
+    });
+});
+
+describe('sameJson: canonicalJson equality without the strings', () => {
+    it('ignores key order and undefined properties, not array order, types or values', () => {
+        assert.equal(sameJson({ a: 1, b: { c: [1, 2], d: undefined } }, { b: { c: [1, 2] }, a: 1 }), true);
+        assert.equal(sameJson({ c: [1, 2] }, { c: [2, 1] }), false);
+        assert.equal(sameJson({ a: 1 }, { a: '1' }), false);
+        assert.equal(sameJson({ a: null }, {}), false);
+        assert.equal(sameJson([], {}), false);
+        assert.equal(sameJson({ a: { b: 1 } }, { a: { b: 1, c: 2 } }), false);
+        assert.equal(sameJson(undefined, undefined), true);
+    });
+
+    it('agrees with comparing canonicalJson, for any JSON and a copy with keys in another order', () => {
+        const reversedKeys = (v: unknown): unknown =>
+            Array.isArray(v) ? v.map(reversedKeys) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversedKeys(x)])) : v;
+        fc.assert(
+            fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+                assert.equal(sameJson(a, b), canonicalJson(a) === canonicalJson(b));
+                assert.equal(sameJson(a, reversedKeys(a)), true);
+            }),
+        );
     });
 });

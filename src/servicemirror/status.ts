@@ -46,9 +46,8 @@ export function mirrorServiceStatus(outcome: MirrorOutcome, previous: ServiceSta
 
 /** Same entry, transition time aside: whether an outcome is news. */
 export function sameServiceStatus(a: ServiceStatus | undefined, b: ServiceStatus | undefined): boolean {
-    const strip = (s: ServiceStatus | undefined) =>
-        s && canonicalJson({ ...s, conditions: s.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) });
-    return strip(a) === strip(b);
+    const strip = (s: ServiceStatus | undefined) => s && { ...s, conditions: s.conditions?.map((c) => ({ ...c, lastTransitionTime: '' })) };
+    return sameJson(strip(a), strip(b));
 }
 
 export const REMOTE_READABLE_CONDITION = 'RemoteReadable';
@@ -109,8 +108,8 @@ export function linkStatusDiffers(current: unknown, desired: LinkStatus, recordI
     const have = (current ?? {}) as LinkStatus;
     const untimed = (entries: GatewayResolutionStatus[] | undefined) =>
         (entries ?? []).map(({ resolvedAt: _r, nextRefreshAt: _n, lastErrorAt: _l, ttlSeconds: _t, ...rest }) => rest);
-    const pick = (s: LinkStatus) => canonicalJson({ m: s.mirrorServices ?? [], g: untimed(s.gatewayResolution), c: desired.conditions === undefined ? [] : s.conditions ?? [] });
-    if (pick(have) !== pick(desired)) return true;
+    const pick = (s: LinkStatus) => ({ m: s.mirrorServices ?? [], g: untimed(s.gatewayResolution), c: desired.conditions === undefined ? [] : s.conditions ?? [] });
+    if (!sameJson(pick(have), pick(desired))) return true;
     return (desired.gatewayResolution ?? []).some((entry) => {
         if (entry.resolvedAt === undefined) return false;
         const recorded = have.gatewayResolution?.find((e) => e.name === entry.name)?.resolvedAt;
@@ -123,6 +122,31 @@ export function linkStatusPatch(desired: LinkStatus): { status: Record<string, u
     const status: Record<string, unknown> = { mirrorServices: desired.mirrorServices ?? [], gatewayResolution: desired.gatewayResolution ?? null };
     if (desired.conditions !== undefined) status.conditions = desired.conditions;
     return { status };
+}
+
+/**
+ * Whether `a` and `b` are the same JSON, whatever the order of object keys (the apiserver
+ * re-orders those of custom resources) and with undefined properties as absent: what
+ * canonicalJson(a) === canonicalJson(b) says, without building either string. A Link status of
+ * 2 000 mirrors is compared at every status sync; canonicalising it took ~0.4 s each time.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    if (Array.isArray(a)) {
+        const other = b as unknown[];
+        return a.length === other.length && a.every((item, i) => sameJson(item, other[i]));
+    }
+    const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
+    let defined = 0;
+    for (const key in x) {
+        if (x[key] === undefined) continue;
+        if (!sameJson(x[key], y[key])) return false;
+        defined++;
+    }
+    for (const key in y) if (y[key] !== undefined) defined--;
+    return defined === 0;
 }
 
 /** JSON with object keys sorted and undefined dropped: the apiserver re-orders keys of custom resources. */

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeRest } from '../kube/rest.js';
+import { newLogger } from '../kube/log.js';
+import type { LinkStatus } from './link.js';
+import { LinkStatusBook } from './link-status.js';
+import { mirrorServiceStatus, type MirrorOutcome } from './status.js';
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const outcome = (name: string, mirrored: boolean): MirrorOutcome => ({
+    namespace: 'app',
+    remoteName: name,
+    mirrored,
+    reason: mirrored ? 'Mirrored' : 'InvalidService',
+    message: mirrored ? `mirrored as app/${name}-east` : 'no ports',
+    localName: mirrored ? `${name}-east` : undefined,
+});
+
+/** record() never writes; write() patches through `rest`. */
+function book(stored: () => LinkStatus | undefined = () => undefined, rest = {} as KubeRest) {
+    return new LinkStatusBook({
+        rest,
+        namespace: 'mc',
+        name: 'east',
+        stored: () => ({ metadata: { name: 'east', uid: 'u1' }, status: stored() }),
+        isLeader: () => true,
+        policy: { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000, retryInitialMs: 1000, retryMaxMs: 30_000 },
+        event: () => undefined,
+        written: () => undefined,
+        logger: newLogger('silent'),
+        now: () => T0,
+    });
+}
+
+describe('LinkStatusBook.record', () => {
+    it('counts the mirrored entries as they are recorded, changed and removed', () => {
+        const status = book();
+        assert.equal(status.record(outcome('a', true), 'app/a'), true);
+        assert.equal(status.record(outcome('b', true), 'app/b'), true);
+        assert.equal(status.record(outcome('a', true), 'app/a'), false, 'the same outcome is no news');
+        assert.equal(status.mirrored, 2);
+        assert.equal(status.record(outcome('a', false), 'app/a'), true);
+        assert.equal(status.mirrored, 1);
+        assert.equal(status.record(null, 'app/b'), true);
+        assert.equal(status.record(null, 'app/b'), false, 'already gone');
+        assert.equal(status.mirrored, 0);
+        assert.equal(status.record(outcome('a', true), 'app/a'), true);
+        assert.equal(status.mirrored, 1);
+    });
+
+    it('keeps the transition time of the stored entry of each remote Service, as the stored status changes', async () => {
+        let stored: LinkStatus = { mirrorServices: [mirrorServiceStatus(outcome('a', true), undefined, T0 - 60_000)] };
+        const patches: { status: LinkStatus }[] = [];
+        const rest = { mergePatch: async (_path: string, patch: { status: LinkStatus }) => (patches.push(patch), patch) } as unknown as KubeRest;
+        const status = book(() => stored, rest);
+        status.record(outcome('a', true), 'app/a');
+        stored = { mirrorServices: [mirrorServiceStatus(outcome('b', true), undefined, T0 - 30_000)] };
+        status.record(outcome('b', true), 'app/b');
+        status.record(outcome('c', true), 'app/c');
+        assert.equal(await status.write({ complete: true, entries: undefined, nameStates: new Map(), remote: undefined }), true);
+        const times = patches[0]!.status.mirrorServices!.map((e) => `${e.remoteRef.name} ${e.conditions?.[0]?.lastTransitionTime}`);
+        assert.deepEqual(times, ['a 2026-01-01T11:59:00Z', 'b 2026-01-01T11:59:30Z', 'c 2026-01-01T12:00:00Z']);
+    });
+});
