@@ -17,7 +17,7 @@ import type { KubeObject } from '../src/kube/store.js';
 import { CLUSTER_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../src/servicemirror/keys.js';
 import { installCrds } from '../src/testing/crds.js';
 import { TestDnsServer } from '../src/testing/dns-server.js';
-import { apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
+import { apiserverMetrics, apiserverRequestSums, apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { ObjectWatch, type WatchEventType } from './object-watch.js';
@@ -232,16 +232,37 @@ interface Run {
     report: Report;
 }
 
-const localWrites = (run: Run) => apiserverWrites(run.local, LOCAL_RESOURCES);
+/** The local apiserver's count of writes, and the seconds it spent on them, per "VERB resource[/subresource]". */
+interface Requests {
+    writes: Writes;
+    seconds: Writes;
+}
+async function localRequests(run: Run): Promise<Requests> {
+    const text = await apiserverMetrics(run.local);
+    return {
+        writes: apiserverRequestSums(text, 'apiserver_request_total', LOCAL_RESOURCES),
+        seconds: apiserverRequestSums(text, 'apiserver_request_duration_seconds_sum', LOCAL_RESOURCES),
+    };
+}
+/** Mean time the apiserver took for one Link status write between two snapshots (NaN: none). */
+function statusWriteMs(before: Requests, after: Requests): number {
+    const key = 'PATCH links/status';
+    return ((after.seconds[key] ?? 0) - (before.seconds[key] ?? 0)) * 1000 / ((after.writes[key] ?? 0) - (before.writes[key] ?? 0));
+}
 /** The controller's mirror syncs so far (whatever their result): work done, written or not. */
 const mirrorSyncs = async (run: Run) => {
     const { text } = await run.controller.get('/metrics');
     return ['success', 'stale', 'error'].reduce((n, result) => n + (metricFrom(text, 'mesh_endpoints_service_mirror_syncs_total', `result="${result}"`) || 0), 0);
 };
 
+/** RSS now, and the least V8 heap used over 5 s (closest to what is live: garbage comes and goes). */
 async function memory(run: Run): Promise<{ rssMb: number; heapMb: number }> {
-    await sleep(SETTLE_MS);
-    return { rssMb: run.controller.rssMb(), heapMb: await run.controller.heapUsedMb() };
+    let heapMb = Infinity;
+    for (let i = 0; i < 5; i++) {
+        await sleep(1_000);
+        heapMb = Math.min(heapMb, await run.controller.heapUsedMb());
+    }
+    return { rssMb: run.controller.rssMb(), heapMb };
 }
 
 /** Creates Link `link` (its credentials Secret first) and times it to every mirror present with its gateway address. */
@@ -249,7 +270,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
     const { report } = run;
     run.dns.setRecords(gatewayName(link), { A: [{ address: gatewayIp(link, 0), ttl: TTL_S }] });
     const env: MirrorEnv = { local: run.local, remote, dns: run.dns, controllers: new Set() };
-    const [before, syncsBefore] = [await localWrites(run), await mirrorSyncs(run)];
+    const [before, syncsBefore] = [await localRequests(run), await mirrorSyncs(run)];
     const cpuBefore = run.controller.cpuSeconds();
     await createLink(env, run.linkNamespace, {
         name: link,
@@ -260,7 +281,8 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
     const doneAt = await run.watch.allMirrored(link, gatewayIp(link, 0), SERVICES, MIRROR_TIMEOUT_MS);
     const cpu = run.controller.cpuSeconds() - cpuBefore;
     await sleep(SETTLE_MS); // the Link status write comes after its delay
-    const writes = writesSince(before, await localWrites(run));
+    const after = await localRequests(run);
+    const writes = writesSince(before.writes, after.writes);
     const syncs = (await mirrorSyncs(run)) - syncsBefore;
     const mirrorWrites = total(writes, 'POST services', 'POST endpointslices');
     const minimum = 2 * SERVICES;
@@ -280,6 +302,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
         'slice creates': writes['POST endpointslices'] ?? 0,
         'other mirror writes (updates, deletes)': sum(others),
         'Link status writes (minimum 1)': writes['PATCH links/status'] ?? 0,
+        'apiserver time per Link status write (ms)': statusWriteMs(before, after),
         Events: writes['POST events'] ?? 0,
     });
 }
@@ -288,7 +311,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
 async function dnsChange(run: Run, link: string): Promise<void> {
     const { report } = run;
     await sleep(2 * TTL_S * 1000);
-    const [before, syncsBefore] = [await localWrites(run), await mirrorSyncs(run)];
+    const [before, syncsBefore] = [await localRequests(run), await mirrorSyncs(run)];
     const cpuBefore = run.controller.cpuSeconds();
     const address = gatewayIp(link, 1);
     run.dns.setRecords(gatewayName(link), { A: [{ address, ttl: TTL_S }] });
@@ -297,7 +320,8 @@ async function dnsChange(run: Run, link: string): Promise<void> {
     const latencies = run.watch.arrivals(link, address).map((at) => at - changedAt);
     const cpu = run.controller.cpuSeconds() - cpuBefore;
     await sleep(SETTLE_MS);
-    const writes = writesSince(before, await localWrites(run));
+    const after = await localRequests(run);
+    const writes = writesSince(before.writes, after.writes);
     const syncs = (await mirrorSyncs(run)) - syncsBefore;
     const ideal = (SERVICES / run.rates.updatesPerS) * 1000;
     report.timing(BENCHMARK, `gateway DNS answer changed to each of ${SERVICES} mirrors updated (TTL ${TTL_S} s)`, SERVICES, 'mirrors', latencies, {
@@ -310,6 +334,7 @@ async function dnsChange(run: Run, link: string): Promise<void> {
     report.value(BENCHMARK, 'DNS change: EndpointSlice writes (minimum one update per mirror)', SERVICES, 'mirrors', total(writes, 'PUT endpointslices', 'PATCH endpointslices', 'POST endpointslices', 'DELETE endpointslices'), 'writes', SERVICES, {
         'Service writes': total(writes, 'POST services', 'PUT services', 'PATCH services', 'DELETE services'),
         'Link status writes (the new address; 1)': writes['PATCH links/status'] ?? 0,
+        'apiserver time per Link status write (ms)': statusWriteMs(before, after),
         Events: writes['POST events'] ?? 0,
     });
 }
@@ -319,11 +344,12 @@ async function steadyState(run: Run, links: readonly string[]): Promise<void> {
     const { report } = run;
     await sleep(SETTLE_MS);
     const remoteWrites = () => Promise.all(run.remotes.map((r) => apiserverWrites(r, ['services', 'endpointslices', 'events'])));
-    const [before, remotesBefore] = [await localWrites(run), await remoteWrites()];
+    const [before, remotesBefore] = [await localRequests(run), await remoteWrites()];
     const queriesBefore = links.map((l) => run.dns.queryCount(gatewayName(l), 'A'));
     const windowMs = STEADY_TTLS * TTL_S * 1000;
     await sleep(windowMs);
-    const writes = writesSince(before, await localWrites(run));
+    const after = await localRequests(run);
+    const writes = writesSince(before.writes, after.writes);
     const remotesAfter = await remoteWrites();
     const remote = remotesAfter.reduce((n, after, i) => n + sum(writesSince(remotesBefore[i]!, after)), 0);
     const mirrorWrites = Object.entries(writes).filter(([k]) => / (services|endpointslices|namespaces)$/.test(k)).reduce((n, [, v]) => n + v, 0);
@@ -336,6 +362,7 @@ async function steadyState(run: Run, links: readonly string[]): Promise<void> {
     });
     report.value(BENCHMARK, `steady state: Link status writes (resolvedAt refresh, one per Link per ${refreshS} s: --dns-stale-window ${STALE_WINDOW_S}s / 4 rounded up to a refresh)`, links.length, 'Links', writes['PATCH links/status'] ?? 0, 'writes', undefined, {
         'about (per design)': (links.length * windowMs) / 1000 / refreshS,
+        'apiserver time per Link status write (ms)': statusWriteMs(before, after),
         'lease renewals (the controller, every 2 s, and the apiserver its own)': writes['PUT leases'] ?? 0,
     });
 }
@@ -382,7 +409,7 @@ export async function runServiceMirrorScaleBenchmark(report: Report, cleanups: C
         const readyAt = await controller.ready(120_000);
         const run: Run = { local, remotes, dns, probePort: (probe.address() as AddressInfo).port, linkNamespace, controller, watch, rates, report };
         const none = await memory(run);
-        report.value(BENCHMARK, 'controller RSS with no Link', 0, 'mirrors', none.rssMb, 'MB', undefined, { 'V8 heap used (MB)': none.heapMb, 'process start to ready (ms)': readyAt - controller.startedAt });
+        report.value(BENCHMARK, 'controller RSS with no Link', 0, 'mirrors', none.rssMb, 'MB', undefined, { 'V8 heap used, least over 5 s (MB)': none.heapMb, 'process start to ready (ms)': readyAt - controller.startedAt });
 
         await linkAndMirror(run, LINKS[0], remotes[0]!);
         await dnsChange(run, LINKS[0]);
@@ -392,7 +419,7 @@ export async function runServiceMirrorScaleBenchmark(report: Report, cleanups: C
         const two = await memory(run);
         const mirrors = 2 * SERVICES;
         report.value(BENCHMARK, `controller RSS with 2 Links of ${SERVICES} mirrors (${REMOTES === 2 ? 'two remote clusters' : 'one remote linked twice'})`, mirrors, 'mirrors', two.rssMb, 'MB', undefined, {
-            'V8 heap used (MB)': two.heapMb,
+            'V8 heap used, least over 5 s (MB)': two.heapMb,
             'with 1 Link: RSS (MB)': one.rssMb,
             'with 1 Link: heap (MB)': one.heapMb,
             'RSS per mirror over no Link (KB)': ((two.rssMb - none.rssMb) * 1024) / mirrors,

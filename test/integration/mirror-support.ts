@@ -293,9 +293,14 @@ export async function hasEvent(env: MirrorEnv, namespace: string, link: string, 
  * evidence for "writes nothing" that no client-side bookkeeping can fake.
  */
 export async function apiserverWrites(cluster: TestCluster, resources: string[]): Promise<Record<string, number>> {
+    return apiserverRequestSums(await apiserverMetrics(cluster), 'apiserver_request_total', resources);
+}
+
+/** The apiserver's own /metrics (Prometheus text). */
+export async function apiserverMetrics(cluster: TestCluster): Promise<string> {
     const options: https.RequestOptions = {};
     await cluster.kubeConfig().applyToHTTPSOptions(options);
-    const text = await new Promise<string>((resolve, reject) => {
+    return new Promise<string>((resolve, reject) => {
         https
             .get(`${cluster.state.server}/metrics`, options, (res) => {
                 const chunks: Buffer[] = [];
@@ -304,16 +309,23 @@ export async function apiserverWrites(cluster: TestCluster, resources: string[])
             })
             .on('error', reject);
     });
-    const writes: Record<string, number> = {};
+}
+
+/**
+ * A per-request metric of the apiserver (apiserver_request_total, or the _sum or _count of
+ * apiserver_request_duration_seconds) summed per "VERB resource[/subresource]", writes to these resources only.
+ */
+export function apiserverRequestSums(text: string, metric: string, resources: string[]): Record<string, number> {
+    const sums: Record<string, number> = {};
     for (const line of text.split('\n')) {
-        if (!line.startsWith('apiserver_request_total{')) continue;
+        if (!line.startsWith(`${metric}{`)) continue;
         const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
         if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb ?? '')) continue;
         if (!resources.includes(labels.resource ?? '')) continue;
         const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
-        writes[key] = (writes[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+        sums[key] = (sums[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
     }
-    return writes;
+    return sums;
 }
 
 export interface MirrorProcess {
