@@ -116,6 +116,25 @@ describe('helm template', () => {
         assert.equal(cmRules('ClusterRole').find((r) => r.resources.includes('customresourcedefinitions')), undefined);
     });
 
+    it('runs the health checks by default with the right to write workload status, and drops both when they are off', async () => {
+        type Rules = ManifestObject & { rules: { resources: string[]; verbs: string[] }[] };
+        const ewOf = async (values: Record<string, unknown>) => {
+            const objects = await renderChart({ namespace, values });
+            const args = deployments(objects).find((d) => componentOf(d as unknown as ManifestObject) === 'external-workloads')!.spec!.template.spec!.containers[0]!.args!;
+            const role = objects.find((o) => o.kind === 'ClusterRole' && componentOf(o) === 'external-workloads') as Rules;
+            return { args, status: role.rules.find((r) => r.resources.includes('externalworkloads/status'))?.verbs };
+        };
+        const byDefault = await ewOf({});
+        assert.ok(byDefault.args.includes('--health-checks=true') && byDefault.args.includes('--probe-concurrency=100'));
+        assert.ok(!byDefault.args.some((a) => a.startsWith('--default-probe=')), 'annotated workloads only');
+        assert.deepEqual(byDefault.status, ['patch']);
+        const all = await ewOf({ externalWorkloads: { healthChecks: { defaultProbe: 'http:4191/ready', concurrency: 300 } } });
+        assert.ok(all.args.includes('--default-probe=http:4191/ready') && all.args.includes('--probe-concurrency=300'));
+        const off = await ewOf({ externalWorkloads: { healthChecks: { enabled: false } } });
+        assert.ok(off.args.includes('--health-checks=false') && !off.args.some((a) => a.startsWith('--probe-')));
+        assert.equal(off.status, undefined);
+    });
+
     it('renders the ServiceMonitor and the alerts when asked', async () => {
         const objects = await renderChart({ namespace, values: monitoring });
         const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as ManifestObject & { spec: { endpoints: { port: string }[] } };

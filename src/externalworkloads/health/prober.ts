@@ -114,14 +114,9 @@ export class HealthProber {
             return;
         }
         if (current) clearTimeout(current.timer);
-        const probed: Probed = {
-            key,
-            namespace: workload.metadata.namespace,
-            name: workload.metadata.name,
-            ...wanted,
-            state: initialProbeState(storedStatus),
-            storedStatus,
-        };
+        const { spec, host, port, identity } = wanted;
+        const { namespace, name } = workload.metadata;
+        const probed: Probed = { key, namespace, name, spec, host, port, identity, state: initialProbeState(storedStatus), storedStatus };
         this.probed.set(key, probed);
         this.updateGauges();
         this.schedule(probed, (this.deps.random ?? Math.random)() * probed.spec.periodMs);
