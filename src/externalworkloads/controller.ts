@@ -101,6 +101,7 @@ export class ExternalWorkloadsController implements Runnable {
                 writer: new ReadyWriter({ rest: opts.rest, workloads: this.workloads, isLeader: opts.isLeader }),
                 events: opts.events,
                 metrics: new HealthCheckMetrics(opts.registry),
+                queueMetrics: opts.queueMetrics,
                 logger: this.log.child({ component: 'health-checks' }),
                 options: opts.healthChecks,
             });

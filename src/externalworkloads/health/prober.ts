@@ -9,9 +9,16 @@
 // `concurrency` probes run at once, the rest wait their turn; a probe opens a fresh connection
 // and closes it (no keep-alive sockets to thousands of peers). Probes go only to the workload's
 // own address (the first usable one of spec.workloadIPs), or to the address override (tests).
+// Writes do not hold up probing: a workload whose condition must change is queued (by key, so
+// once however often its probes ask) for a few writers, which write what its probes say then
+// and retry with backoff; a first term that must write ten thousand conditions sends them at
+// the client's rate, not ten thousand at once.
 import type { EventSink } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
+import { LeaderQueue } from '../../kube/leader-queue.js';
 import type { Logger } from '../../kube/log.js';
+import { controllerRateLimiter } from '../../kube/ratelimit.js';
+import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { probeHttp, probeTcp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
 import { workloadAddresses } from '../addresses.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload } from '../types.js';
@@ -22,6 +29,8 @@ import type { ReadyWriter } from './ready-writer.js';
 
 /** Probes at once by default: 10 000 workloads every 10 s are 1 000 probes/s, a few ms each on a healthy network. */
 export const DEFAULT_PROBE_CONCURRENCY = 100;
+/** Ready writes at once: enough to keep up with the client's rate limit, few enough not to flood the apiserver. */
+const WRITERS = 5;
 
 export interface HealthCheckOptions {
     /** Probe every workload without its own probe annotation this way (--default-probe). */
@@ -37,6 +46,7 @@ export interface HealthProberDeps {
     writer: ReadyWriter;
     events: EventSink;
     metrics: HealthCheckMetrics;
+    queueMetrics: WorkQueueMetrics;
     logger: Logger;
     options: HealthCheckOptions;
     random?: () => number;
@@ -55,6 +65,8 @@ interface Probed {
     state: ProbeState;
     /** The Ready status as last seen in the cache or written by us. */
     storedStatus: string | undefined;
+    /** What the latest probe found, for the condition's message. */
+    last?: ProbeResult;
     timer?: NodeJS.Timeout;
 }
 
@@ -64,11 +76,21 @@ export class HealthProber {
     private readonly invalid = new Map<string, string>();
     private readonly slots: Slots;
     private readonly inFlight = new Set<Promise<void>>();
+    /** Keys of workloads whose Ready condition the probes want changed. */
+    private readonly writes: LeaderQueue<string>;
     private leading = false;
     private abort = new AbortController();
 
     constructor(private readonly deps: HealthProberDeps) {
         this.slots = new Slots(deps.options.concurrency ?? DEFAULT_PROBE_CONCURRENCY);
+        this.writes = new LeaderQueue<string>({
+            name: 'external-workloads-ready',
+            metrics: deps.queueMetrics,
+            rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
+            workers: WRITERS,
+            sync: (key) => this.writeReady(key),
+            log: deps.logger,
+        });
         deps.workloads.on({
             add: (w) => this.follow(w),
             update: (_, w) => this.follow(w),
@@ -80,6 +102,7 @@ export class HealthProber {
     start(): void {
         this.leading = true;
         this.abort = new AbortController();
+        this.writes.start([]);
         for (const w of this.deps.workloads.store.list()) this.follow(w);
     }
 
@@ -92,7 +115,7 @@ export class HealthProber {
         this.invalid.clear();
         this.slots.releaseWaiters();
         this.updateGauges();
-        await Promise.all(this.inFlight);
+        await Promise.all([...this.inFlight, this.writes.stop()]);
     }
 
     private follow(cached: CachedWorkload): void {
@@ -155,7 +178,7 @@ export class HealthProber {
         probed.timer.unref();
     }
 
-    /** One probe, its result counted, the condition written if it must be; then the next one, a period after this one was due. */
+    /** One probe and its result counted, the workload queued for a write if its condition must change; the next probe is due a period after this one was. */
     private async round(probed: Probed): Promise<void> {
         const due = Date.now();
         await this.slots.acquire();
@@ -170,9 +193,9 @@ export class HealthProber {
         this.deps.metrics.probes.inc({ result: result.ok ? 'success' : 'failure' });
         this.deps.metrics.probeDuration.observe(result.latencyMs / 1000);
         probed.state = afterProbe(probed.state, result.ok, probed.spec);
-        const ready = readyToWrite(probed.state, probed.storedStatus);
-        if (ready !== undefined) await this.write(probed, ready, result);
-        if (this.isCurrent(probed)) this.schedule(probed, Math.max(0, due + probed.spec.periodMs - Date.now()));
+        probed.last = result;
+        if (readyToWrite(probed.state, probed.storedStatus) !== undefined) this.writes.add(probed.key);
+        this.schedule(probed, Math.max(0, due + probed.spec.periodMs - Date.now()));
     }
 
     private isCurrent(probed: Probed): boolean {
@@ -188,20 +211,19 @@ export class HealthProber {
         return probeHttp({ scheme: target.scheme, host: probed.host, port: probed.port, path: target.path, timeoutMs, passes, signal });
     }
 
-    private async write(probed: Probed, ready: boolean, result: ProbeResult): Promise<void> {
-        const { state, spec } = probed;
-        const what = `${describeTarget(spec.target, probed.host, probed.port)} ${ready ? 'passed' : `failed ${state.failures} times in a row`}: ${result.detail}`;
-        try {
-            const written = await this.deps.writer.write(probed.namespace, probed.name, ready, what);
-            if (written.outcome === 'skipped') return void this.deps.logger.debug({ workload: probed.key, why: written.why }, 'Ready condition not written');
-            probed.storedStatus = ready ? 'True' : 'False';
-            if (written.outcome === 'unchanged') return;
-            this.deps.metrics.transitions.inc({ status: probed.storedStatus });
-            this.deps.events.record(eventObject(written.workload), ready ? 'Normal' : 'Warning', ready ? 'ProbeSucceeded' : 'ProbeFailed', `${ready ? 'Ready' : 'not Ready'}: ${what}`);
-        } catch (err) {
-            // The state stays: the next probe tries the write again.
-            this.deps.logger.warn({ workload: probed.key, err }, 'writing the Ready condition failed; retrying after the next probe');
-        }
+    /** Writes what the workload's probes say now, if the stored condition differs; throws to be retried. */
+    private async writeReady(key: string): Promise<void> {
+        const probed = this.probed.get(key);
+        const ready = probed && readyToWrite(probed.state, probed.storedStatus);
+        if (!probed?.last || ready === undefined) return;
+        const { state, spec, last } = probed;
+        const what = `${describeTarget(spec.target, probed.host, probed.port)} ${ready ? 'passed' : `failed ${state.failures} times in a row`}: ${last.detail}`;
+        const written = await this.deps.writer.write(probed.namespace, probed.name, ready, what);
+        if (written.outcome === 'gone') return;
+        probed.storedStatus = ready ? 'True' : 'False';
+        if (written.outcome === 'unchanged') return;
+        this.deps.metrics.transitions.inc({ status: probed.storedStatus });
+        this.deps.events.record(eventObject(written.workload), ready ? 'Normal' : 'Warning', ready ? 'ProbeSucceeded' : 'ProbeFailed', `${ready ? 'Ready' : 'not Ready'}: ${what}`);
     }
 
     private reportInvalid(key: string, workload: ExternalWorkload, message: string): void {

@@ -1,13 +1,12 @@
 // Writes an ExternalWorkload's Ready condition: a merge patch of the status subresource with
 // the whole conditions list (the CRD does not declare it a map list, so a patch replaces the
 // list; every other condition is sent back as it is) and the resourceVersion it was read at,
-// so a condition someone else wrote in between is never lost. A conflict writes nothing: the
-// next probe decides again from the newer object the informer brings (no extra read, no
-// `get` right needed).
+// so a condition someone else wrote in between is never lost: a conflict is a stale cache,
+// retried once the informer has the newer object (no extra read, no `get` right needed).
 import type { Informer } from '../../kube/informer.js';
 import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
-import { NotLeaderError } from '../../kube/slice-writer.js';
+import { NotLeaderError, StaleCacheError } from '../../kube/slice-writer.js';
 import { parseExternalWorkload, type CachedWorkload, type ExternalWorkload } from '../types.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
 
@@ -18,15 +17,16 @@ export interface ReadyWriterDeps {
     now?: () => Date;
 }
 
-/** Written (the workload as stored now), already so, or not written this time (gone, or changed meanwhile). */
-export type ReadyWrite = { outcome: 'written'; workload: ExternalWorkload } | { outcome: 'unchanged' } | { outcome: 'skipped'; why: string };
+/** Written (the workload as stored now), already so, or gone. */
+export type ReadyWrite = { outcome: 'written'; workload: ExternalWorkload } | { outcome: 'unchanged' } | { outcome: 'gone' };
 
 export class ReadyWriter {
     constructor(private readonly deps: ReadyWriterDeps) {}
 
+    /** Throws to be retried: not the leader, a stale cache (conflict), or the apiserver's refusal. */
     async write(namespace: string, name: string, ready: boolean, message: string): Promise<ReadyWrite> {
         const cached = this.deps.workloads.store.get(namespace, name);
-        if (!cached?.parsed.ok) return { outcome: 'skipped', why: 'not in the cache' };
+        if (!cached?.parsed.ok) return { outcome: 'gone' };
         const current = cached.parsed.workload;
         const conditions = current.status?.conditions;
         if (storedReadyStatus(conditions) === (ready ? 'True' : 'False')) return { outcome: 'unchanged' };
@@ -41,8 +41,8 @@ export class ReadyWriter {
             const parsed = parseExternalWorkload(written);
             return { outcome: 'written', workload: parsed.ok ? parsed.workload : current };
         } catch (err) {
-            if (isNotFound(err)) return { outcome: 'skipped', why: 'deleted' };
-            if (isConflict(err)) return { outcome: 'skipped', why: 'changed since cached; decided again at the next probe' };
+            if (isNotFound(err)) return { outcome: 'gone' };
+            if (isConflict(err)) throw new StaleCacheError(`${namespace}/${name} changed since cached`);
             throw err;
         }
     }
