@@ -4,6 +4,7 @@
 // planning is pure (desired.ts, endpointslice/); this file only wires and writes.
 import type { V1Service } from '@kubernetes/client-node';
 import { planSlicesSteps } from '../endpointslice/reconciler.js';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
@@ -144,7 +145,14 @@ export class ExternalWorkloadsController implements Runnable {
     startLeading(): void {
         this.slices.newTerm();
         this.reported.clear();
-        this.queue.start(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
+        const keys = new Set(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
+        // And the Services our slices name: one deleted while no replica led is gone from the
+        // cache, and its sync deletes the slices (else they would wait for the resync).
+        for (const slice of this.slices.informer.store.list()) {
+            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+            if (service) keys.add(keyOf(slice.metadata!.namespace!, service));
+        }
+        this.queue.start([...keys]);
         this.health?.start();
     }
 

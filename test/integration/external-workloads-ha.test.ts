@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node';
+import { objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 import { addressesOf, createService, createWorkload, slicesOf } from './support.js';
@@ -84,5 +85,15 @@ describe('external workloads in HA', () => {
         assert.ok((await writes(standby)) >= 1, 'the new leader wrote');
         standby.proc.kill('SIGTERM');
         assert.equal(await standby.exit, 0);
+
+        // The Service goes while no replica leads: the next leader's first term deletes its slices
+        // (found by the chaos soak: they waited for the resync, 10 minutes by default).
+        await cluster.admin.delete(objectPath(Services, ns, 'web'));
+        const next = startReplica('replica-c', leaseNs);
+        try {
+            await eventually('the slices of the deleted Service gone', async () => (await slicesOf(cluster, ns, 'web')).length === 0, 90_000);
+        } finally {
+            next.proc.kill('SIGKILL');
+        }
     });
 });
