@@ -18,6 +18,8 @@ import type { Report } from './stats.js';
 
 const BENCHMARK = 'health-checks';
 const WORKLOADS = Number(process.env.BENCH_PROBED_WORKLOADS ?? 10_000);
+/** BENCH_PROBE_CONCURRENCY: --probe-concurrency for a comparison (the default otherwise). */
+const CONCURRENCY = process.env.BENCH_PROBE_CONCURRENCY;
 /** Loopback servers the probes are spread over (20 ports: no one port's TIME_WAIT sockets pile up). */
 const SERVERS = 20;
 const PERIOD_S = 10;
@@ -99,6 +101,7 @@ export async function runHealthChecksBenchmark(report: Report, cleanups: Cleanup
         report.value(BENCHMARK, 'set-up: ExternalWorkloads created (not the controller)', WORKLOADS, 'workloads', (performance.now() - createStarted) / 1000, 's');
 
         const flags = ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns, '--probe-address-override', '127.0.0.1'];
+        if (CONCURRENCY) flags.push('--probe-concurrency', CONCURRENCY);
         const controller = await ControllerProcess.start(entry, 'external-workloads', flags, cleanups);
         try {
             // First term: every workload's Ready condition is missing, so each is written once.
