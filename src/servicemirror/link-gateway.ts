@@ -34,8 +34,12 @@ export interface LinkGatewayDeps {
     remembered?: () => ReadonlyMap<string, NameState> | undefined;
     /** Keeps the names' states at stop, for the next term of this process. */
     remember?: (states: ReadonlyMap<string, NameState>) => void;
-    /** What the gateway publishes (addresses, readiness, liveness) may have changed. */
-    changed: () => void;
+    /**
+     * A name's state or the gateway's liveness changed. `mirrorsChanged`: whether what the
+     * mirrors get (addresses, their readiness, liveness) changed with it; a name that starts or
+     * stops failing within its stale window, or a note, changes only the Link status.
+     */
+    changed: (mirrorsChanged: boolean) => void;
     /** A name resolved, changed or not. */
     resolved: (state: NameState) => void;
 }
@@ -47,6 +51,8 @@ export class LinkGateway {
     private resolver: GatewayResolver | undefined;
     private probe: ProbeWorker | undefined;
     private readonly reports = new GatewayReports();
+    /** What the mirrors got when `changed` was last called. */
+    private told: string | undefined;
 
     constructor(private readonly deps: LinkGatewayDeps) {}
 
@@ -93,6 +99,14 @@ export class LinkGateway {
         }));
     }
 
+    /** Tells `changed`, and whether the mirrors' part changed since it was last told. */
+    private tell(): void {
+        const published = JSON.stringify([this.addresses(['IPv4', 'IPv6'], Date.now()), this.alive]);
+        const mirrorsChanged = published !== this.told;
+        this.told = published;
+        this.deps.changed(mirrorsChanged);
+    }
+
     /**
      * A new watcher (first start, or new metric labels when the target cluster changed) starts
      * from the previous one's states, else from the Link status.
@@ -120,7 +134,7 @@ export class LinkGateway {
                 metrics: this.deps.metrics.dnsObserver(this.labels()),
                 onChange: (_name, state) => {
                     for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.deps.event(event);
-                    this.deps.changed();
+                    this.tell();
                 },
                 onResolved: (_name, state) => this.deps.resolved(state),
                 onError: (name, error) => this.deps.logger.error({ name, err: error }, 'gateway DNS watcher failed'),
@@ -152,7 +166,7 @@ export class LinkGateway {
             onLiveness: (alive, detail) => {
                 this.deps.metrics.gatewayAlive.set(labels, alive ? 1 : 0);
                 this.deps.event(probeEvent(alive, detail, link.probe?.failureThreshold ?? 0));
-                this.deps.changed();
+                this.tell();
             },
         });
         this.probe.start();
