@@ -3,7 +3,6 @@
 // --webhook-addr` replicas (separate processes, killed for real), with the self-signed
 // CA the replicas keep in a Secret and write into the CRD.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
@@ -19,6 +18,7 @@ import { freePort } from '../../src/testing/cluster.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 import { Registry } from 'prom-client';
+import { ControllerProcess } from './process-support.js';
 
 const cluster = await startTestCluster('webhook');
 await installCrds(cluster.admin);
@@ -38,38 +38,19 @@ const path = (version: Version, name?: string) => `/apis/workload.linkerd.io/${v
 const get = (version: Version, name: string) => cluster.admin.get<Workload>(path(version, name));
 const tls = { identity: 'vm.ns.serviceaccount.identity.linkerd.cluster.local', serverName: 'vm.ns.svc' };
 
-interface Replica {
-    proc: ChildProcess;
-    admin?: string;
-    exit: Promise<number | null>;
+function startReplica(identity: string, webhookPort: number): ControllerProcess {
+    return new ControllerProcess([
+        'external-workloads',
+        '--kubeconfig', cluster.state.kubeconfig,
+        '--namespace', controllerNs,
+        '--identity', identity,
+        '--admin-addr', '127.0.0.1:0',
+        '--webhook-addr', `127.0.0.1:${webhookPort}`,
+        '--webhook-hosts', '127.0.0.1',
+        '--webhook-check-interval', '1s',
+        '--log-level', 'warn',
+    ]);
 }
-
-function startReplica(identity: string, webhookPort: number): Replica {
-    const proc = spawn(
-        process.execPath,
-        [
-            '--import', 'tsx', 'src/cli/main.ts', 'external-workloads',
-            '--kubeconfig', cluster.state.kubeconfig,
-            '--namespace', controllerNs,
-            '--identity', identity,
-            '--admin-addr', '127.0.0.1:0',
-            '--webhook-addr', `127.0.0.1:${webhookPort}`,
-            '--webhook-hosts', '127.0.0.1',
-            '--webhook-check-interval', '1s',
-            '--log-level', 'warn',
-        ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    const replica: Replica = { proc, exit: new Promise((r) => proc.once('exit', (code) => r(code))) };
-    proc.stderr!.on('data', (d: Buffer) => {
-        if (process.env.TEST_LOG_LEVEL) process.stderr.write(d);
-        const match = /admin endpoint listening on (\S+)/.exec(d.toString());
-        if (match) replica.admin = match[1];
-    });
-    return replica;
-}
-
-const isReady = async (r: Replica) => Boolean(r.admin) && (await fetch(`http://${r.admin}/readyz`)).ok;
 
 /** The certificate a TLS server on loopback presents. */
 function servedCertificate(port: number): Promise<X509Certificate> {
@@ -100,7 +81,7 @@ async function convertThrough(port: number): Promise<void> {
     });
 }
 
-const replicas: Replica[] = [];
+const replicas: ControllerProcess[] = [];
 // A failed test must not leave replicas behind.
 after(() => {
     for (const r of replicas) r.proc.kill('SIGKILL');
@@ -119,7 +100,7 @@ describe('the ExternalWorkload conversion webhook', () => {
     it('two replicas started together agree on one self-signed certificate, write its CA (only) into the CRD, and report ready', async () => {
         await convertThrough(portA);
         replicas.push(startReplica('replica-a', portA), startReplica('replica-b', portB));
-        await eventually('both replicas ready', async () => (await isReady(replicas[0]!)) && (await isReady(replicas[1]!)), 90_000);
+        await eventually('both replicas ready', async () => (await replicas[0]!.ready()) && (await replicas[1]!.ready()), 90_000);
         const data = await secretData(SECRET);
         const [servedA, servedB] = [await servedCertificate(portA), await servedCertificate(portB)];
         assert.equal(servedA.fingerprint256, servedB.fingerprint256, 'both serve the certificate of the one Secret');
@@ -200,7 +181,7 @@ describe('the ExternalWorkload conversion webhook', () => {
 
         const restarted = startReplica('replica-a2', portA);
         replicas[0] = restarted;
-        await eventually('the restarted replica ready', () => isReady(restarted), 90_000);
+        await eventually('the restarted replica ready', () => restarted.ready(), 90_000);
         assert.equal((await servedCertificate(portA)).fingerprint256, new X509Certificate((await secretData(SECRET))['tls.crt']!).fingerprint256, 'the same certificate, from the Secret');
         const alpha = await get('v1alpha1', 'dual');
         assert.deepEqual(alpha.spec.meshTls, tls);

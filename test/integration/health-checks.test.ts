@@ -52,12 +52,6 @@ function startReplica(identity: string): ControllerProcess {
     return replica;
 }
 
-async function scrape(replica: ControllerProcess, series: string): Promise<number> {
-    const text = await (await fetch(`http://${await replica.adminAddress()}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-    return line ? Number(line.split(' ').pop()) : NaN;
-}
-
 interface Workload {
     metadata: { resourceVersion: string };
     status?: { conditions?: WorkloadCondition[] };
@@ -97,8 +91,8 @@ describe('health checks of ExternalWorkloads', () => {
 
         const a = startReplica('replica-a');
         const b = startReplica('replica-b');
-        await eventually('a leader', async () => (await scrape(a, 'mesh_endpoints_leader')) + (await scrape(b, 'mesh_endpoints_leader')) === 1, 60_000);
-        [leader, standby] = (await scrape(a, 'mesh_endpoints_leader')) === 1 ? [a, b] : [b, a];
+        await eventually('a leader', async () => (await a.metric('mesh_endpoints_leader')) + (await b.metric('mesh_endpoints_leader')) === 1, 60_000);
+        [leader, standby] = (await a.metric('mesh_endpoints_leader')) === 1 ? [a, b] : [b, a];
 
         await eventually('vm-http and vm-tcp ready', async () => (await readyOf('vm-http'))?.status === 'True' && (await readyOf('vm-tcp'))?.status === 'True');
         const passed = (await readyOf('vm-http'))!;
@@ -126,8 +120,8 @@ describe('health checks of ExternalWorkloads', () => {
         assert.equal((await getWorkload('vm-bad')).status?.conditions, undefined, 'a workload with a bad probe is not probed');
         const plain = await getWorkload('vm-plain');
         assert.deepEqual([plain.metadata.resourceVersion, plain.status?.conditions], [plainVersion, theirs], 'an un-annotated workload is untouched');
-        assert.equal(await scrape(leader, 'mesh_endpoints_external_workloads_probed_workloads'), 2);
-        assert.equal(await scrape(standby, 'mesh_endpoints_external_workloads_probes_total{result="success"}'), 0, 'the standby does not probe');
+        assert.equal(await leader.metric('mesh_endpoints_external_workloads_probed_workloads'), 2);
+        assert.equal(await standby.metric('mesh_endpoints_external_workloads_probes_total{result="success"}'), 0, 'the standby does not probe');
     });
 
     it('a new leader carries on from the stored condition: a ready workload does not flap when the leader is killed', async () => {
@@ -137,11 +131,11 @@ describe('health checks of ExternalWorkloads', () => {
         await eventually('the old leader’s Events', async () => (await eventsAbout(cluster, ns, 'vm-http', 'ProbeSucceeded')).reduce((n, e) => n + (e.count ?? 1), 0) === 2);
         const eventsBefore = await eventCount();
         leader.proc.kill('SIGKILL');
-        await eventually('the standby to lead', async () => (await scrape(standby, 'mesh_endpoints_leader')) === 1, 20_000);
-        await eventually('the new leader probing', async () => (await scrape(standby, 'mesh_endpoints_external_workloads_probes_total{result="success"}')) >= 5);
+        await eventually('the standby to lead', async () => (await standby.metric('mesh_endpoints_leader')) === 1, 20_000);
+        await eventually('the new leader probing', async () => (await standby.metric('mesh_endpoints_external_workloads_probes_total{result="success"}')) >= 5);
         assert.deepEqual(await readyOf('vm-http'), before, 'the Ready condition as the old leader left it');
-        assert.equal(await scrape(standby, 'mesh_endpoints_external_workloads_ready_transitions_total{status="True"}'), 0);
-        assert.equal(await scrape(standby, 'mesh_endpoints_external_workloads_ready_transitions_total{status="False"}'), 0, 'vm-tcp stays not ready without a write');
+        assert.equal(await standby.metric('mesh_endpoints_external_workloads_ready_transitions_total{status="True"}'), 0);
+        assert.equal(await standby.metric('mesh_endpoints_external_workloads_ready_transitions_total{status="False"}'), 0, 'vm-tcp stays not ready without a write');
         assert.equal(await eventCount(), eventsBefore, 'no new Event');
 
         httpStatus = 503;

@@ -1,5 +1,5 @@
 // A controller run as users run it: the mesh-endpoints command in a child process, its JSON log
-// lines parsed as they come, its admin endpoint and exit observed.
+// lines parsed as they come, its admin endpoint (with its metrics) and exit observed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,10 @@ export class ControllerProcess {
     readonly proc: ChildProcess;
     readonly lines: LogLine[] = [];
     exitCode: number | null | undefined;
-    private readonly exited: Promise<void>;
+    /** Resolves with the exit code. */
+    readonly exit: Promise<number | null>;
+    /** host:port of the admin endpoint, once the process printed it (at every log level). */
+    admin: string | undefined;
 
     /** Runs `mesh-endpoints ARGS...` (with `env`, else ours); every line it prints also goes to `allOutput`. */
     constructor(args: string[], allOutput: string[] = [], env?: NodeJS.ProcessEnv) {
@@ -30,6 +33,8 @@ export class ControllerProcess {
                 partial = texts.pop()!;
                 for (const text of texts.filter(Boolean)) {
                     allOutput.push(text);
+                    if (process.env.TEST_LOG_LEVEL) process.stderr.write(`${text}\n`);
+                    this.admin ??= /^admin endpoint listening on (\S+)$/.exec(text)?.[1];
                     if (!parse) continue;
                     try {
                         this.lines.push(JSON.parse(text) as LogLine);
@@ -41,7 +46,7 @@ export class ControllerProcess {
         };
         this.proc.stdout!.on('data', collect(true));
         this.proc.stderr!.on('data', collect(false));
-        this.exited = new Promise((resolve) => this.proc.once('exit', (code) => ((this.exitCode = code), resolve())));
+        this.exit = new Promise((resolve) => this.proc.once('exit', (code) => ((this.exitCode = code), resolve(code))));
     }
 
     logged(msg: string | RegExp): LogLine | undefined {
@@ -49,8 +54,8 @@ export class ControllerProcess {
     }
 
     async adminAddress(): Promise<string> {
-        await eventually('the admin endpoint', () => this.logged('admin endpoint listening') !== undefined, 60_000);
-        return this.logged('admin endpoint listening')!.address as string;
+        await eventually('the admin endpoint', () => this.admin !== undefined, 60_000);
+        return this.admin!;
     }
 
     async readyz(): Promise<{ status: number; body: string }> {
@@ -58,11 +63,23 @@ export class ControllerProcess {
         return { status: res.status, body: await res.text() };
     }
 
+    /** Whether the admin endpoint is up and says ready; never throws. */
+    async ready(): Promise<boolean> {
+        return this.admin !== undefined && (await this.readyz().catch(() => undefined))?.status === 200;
+    }
+
+    /** The value of one series on /metrics, e.g. `mesh_endpoints_leader` or `name{label="value"}`; NaN when absent. */
+    async metric(series: string): Promise<number> {
+        const text = await (await fetch(`http://${await this.adminAddress()}/metrics`)).text();
+        const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+        return line ? Number(line.split(' ').pop()) : NaN;
+    }
+
     /** SIGTERM; resolves with how long the process took to exit. */
     async terminate(): Promise<number> {
         const sentAt = Date.now();
         this.proc.kill('SIGTERM');
-        await Promise.race([this.exited, new Promise((r) => setTimeout(r, 30_000))]);
+        await Promise.race([this.exit, new Promise((r) => setTimeout(r, 30_000))]);
         if (this.exitCode === undefined) this.proc.kill('SIGKILL');
         return Date.now() - sentAt;
     }
