@@ -225,7 +225,7 @@ describe('the ExternalWorkload conversion webhook', () => {
                 const now = await secretData('short-lived');
                 return now['ca.key'] !== first['ca.key'] && splitPem(now['ca.crt']!).length === 2 && splitPem(now['ca.crt']!)[1] === first['ca.crt'];
             }, 90_000);
-            await eventually('the CRD trusting both', async () => (await crdCaBundle()) === (await secretData('short-lived'))['ca.crt'], 30_000);
+            await eventually('the CRD trusting both', async () => (await crdCaBundle()) === (await secretData('short-lived'))['ca.crt'], 60_000);
             await eventually('the new certificate served', async () => (await servedCertificate(port)).fingerprint256 === new X509Certificate((await secretData('short-lived'))['tls.crt']!).fingerprint256);
             const alpha = await get('v1alpha1', 'dual');
             assert.deepEqual(alpha.spec.meshTls, tls);

@@ -97,7 +97,7 @@ async function waitReady(c: Controller): Promise<void> {
     const readiness = container.readinessProbe!.httpGet!;
     const liveness = container.livenessProbe!.httpGet!;
     assert.equal(readiness.port, 'admin');
-    await eventually(`${c.deployment.metadata!.name} ready (${readiness.path})`, async () => (await httpGet(c.adminPort, readiness.path!)).status === 200, 60_000);
+    await eventually(`${c.deployment.metadata!.name} ready (${readiness.path})`, async () => (await httpGet(c.adminPort, readiness.path!)).status === 200, 120_000);
     assert.equal((await httpGet(c.adminPort, liveness.path!)).status, 200, 'alive');
 }
 
