@@ -35,7 +35,8 @@ describe('service mirror across process restarts', () => {
         const window = ['--dns-stale-window', '45s'];
         const first = startMirrorProcess(env, ctlNs, 'first', window);
         const ready = ['IPv4 192.0.2.31 ready', 'IPv4 192.0.2.32 ready'];
-        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-restart')).join() === ready.join(), 60_000);
+        // Deadlines that count a process start allow for a loaded machine (half a minute and more).
+        await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-restart')).join() === ready.join(), 90_000);
         await eventually('the recorded answer', async () => (await getLink(env, ctlNs, 'restart')).status?.gatewayResolution?.[0]?.resolvedAt !== undefined);
 
         env.dns.setBehaviour('restart.gw.test', 'servfail');
@@ -75,7 +76,7 @@ describe('service mirror across process restarts', () => {
         await Promise.all(['api', 'web', 'db'].map((name) => createRemoteService(env, ns, name, { labels })));
         const first = startMirrorProcess(env, ctlNs, 'first');
         for (const name of ['api', 'web', 'db']) {
-            await eventually(`the mirror of ${name}`, async () => (await endpointsOf(env, ns, `${name}-failover`)).length === 2, 60_000);
+            await eventually(`the mirror of ${name}`, async () => (await endpointsOf(env, ns, `${name}-failover`)).length === 2, 90_000);
         }
         const mirrored = async () => (await getLink(env, ctlNs, 'failover')).status?.mirrorServices?.length === 3;
         await eventually('the Link status', mirrored);
@@ -88,7 +89,7 @@ describe('service mirror across process restarts', () => {
         await eventually('the second process holding the Lease', async () => {
             const lease = await env.local.admin.get<{ spec: { holderIdentity?: string } }>(objectPath(Leases, ctlNs, 'mesh-endpoints-service-mirror'));
             return lease.spec.holderIdentity === 'second';
-        }, 30_000);
+        }, 90_000);
         // Several TTLs and a full reconcile of every mirror by the new leader.
         await sleep(8000);
         assert.ok(/admin endpoint listening/.test(second.stderr()));
