@@ -19,7 +19,10 @@ export class ControllerProcess {
     exitCode: number | null | undefined;
     /** Resolves with the exit code. */
     readonly exit: Promise<number | null>;
-    /** host:port of the admin endpoint, once the process printed it (at every log level). */
+    /**
+     * host:port of the admin endpoint: from its info log line, which comes as soon as the port is
+     * bound, or at every log level from the line the command prints once the manager started.
+     */
     admin: string | undefined;
 
     /** Runs `mesh-endpoints ARGS...` (with `env`, else ours); every line it prints also goes to `allOutput`. */
@@ -37,7 +40,9 @@ export class ControllerProcess {
                     this.admin ??= /^admin endpoint listening on (\S+)$/.exec(text)?.[1];
                     if (!parse) continue;
                     try {
-                        this.lines.push(JSON.parse(text) as LogLine);
+                        const line = JSON.parse(text) as LogLine;
+                        this.lines.push(line);
+                        if (line.msg === 'admin endpoint listening') this.admin ??= line.address as string;
                     } catch {
                         this.lines.push({ level: 0, msg: text });
                     }
