@@ -49,7 +49,8 @@ test: typecheck unit integration
 demo: deps control-plane
 	npx tsx src/demo/demo.ts
 
-# SCALE=large: cluster-scale adds one Service of 10 000 workloads.
+# SCALE=large: cluster-scale adds one Service of 10 000 workloads, service-mirror-scale 2 000 mirrors
+# per Link, memory-curve a step of 100 000 workloads.
 bench: deps control-plane
 	SCALE=$(SCALE) npx tsx bench/run.ts
 

@@ -3,8 +3,9 @@
 // the design promises is flagged, not failed), write outside bench/results/, or connect beyond
 // loopback. Every cluster, controller and server a benchmark starts is stopped before it returns.
 //
-//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks]   (all by default)
-//   SCALE=large npx tsx bench/run.ts cluster-scale service-mirror-scale   (adds one Service of 10 000 workloads; 2 000 mirrors per Link)
+//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks] [memory-curve]   (all by default)
+//   SCALE=large npx tsx bench/run.ts cluster-scale service-mirror-scale memory-curve
+//     (adds one Service of 10 000 workloads; 2 000 mirrors per Link; a step of 100 000 workloads)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -14,6 +15,7 @@ import { runApiserverWritesBenchmark } from './apiserver-writes.js';
 import { runClusterScaleBenchmark } from './cluster-scale.js';
 import { runExternalWorkloadsBenchmark } from './external-workloads.js';
 import { runHealthChecksBenchmark } from './health-checks.js';
+import { runMemoryCurveBenchmark } from './memory-curve.js';
 import { Cleanups } from './local-cluster.js';
 import { runPlannerBenchmarks } from './planner.js';
 import { runServiceMirrorDnsBenchmark } from './service-mirror-dns.js';
@@ -32,6 +34,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'cluster-scale': (report) => runClusterScaleBenchmark(report, cleanups),
     'service-mirror-scale': (report) => runServiceMirrorScaleBenchmark(report, cleanups),
     'health-checks': (report) => runHealthChecksBenchmark(report, cleanups),
+    'memory-curve': (report) => runMemoryCurveBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {
