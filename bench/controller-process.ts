@@ -40,9 +40,9 @@ export class ControllerProcess {
     /**
      * `node <entry> <command> --admin-addr 127.0.0.1:0 --log-level warn <args>`, without a
      * client-side request limit where the build has one: the figures are the controller's,
-     * not the cap's. Resolves once its admin endpoint listens.
+     * not the cap's. Resolves once it prints its admin endpoint (the CLI does once its caches synced).
      */
-    static async start(entry: string, command: string, args: string[], cleanups: Cleanups): Promise<ControllerProcess> {
+    static async start(entry: string, command: string, args: string[], cleanups: Cleanups, listenTimeoutMs = 60_000): Promise<ControllerProcess> {
         const help = spawnSync(process.execPath, [entry, command, '--help'], { encoding: 'utf8' }).stdout;
         const uncapped = help.includes('--kube-api-qps') ? ['--kube-api-qps', '0'] : [];
         // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR).
@@ -67,7 +67,7 @@ export class ControllerProcess {
                 });
                 child.once('exit', (code) => reject(new Error(`controller exited (${code}): ${stderr}`)));
             }),
-            60_000,
+            listenTimeoutMs,
             'the controller to listen',
         );
         return new ControllerProcess(child, adminAddr, startedAt);

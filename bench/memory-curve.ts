@@ -79,7 +79,9 @@ interface Step {
 /** A fresh controller converges `workloads`; its memory once idle. */
 async function measureStep(cluster: BenchCluster, entry: string, ns: string, leaseNs: string, workloads: number, cleanups: Cleanups, report: Report): Promise<Step> {
     const slices = workloads / PER_SERVICE;
-    const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
+    // The CLI prints its admin address once its caches synced: listing 50 000 workloads took over a minute at load 25.
+    const args = ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns];
+    const controller = await ControllerProcess.start(entry, 'external-workloads', args, cleanups, 15 * 60_000);
     try {
         for (;;) {
             const metrics = (await controller.get('/metrics')).text;
