@@ -262,6 +262,7 @@ async function sampleWhile<T>(controller: ControllerProcess, admin: KubeRest, le
             'main thread on a CPU, whole sync (ms)': schedAfter.onCpu - schedBefore.onCpu,
             'load average at start': loadBefore,
             'load average at end': loadavg()[0]!,
+            'controller nice (BENCH_CONTROLLER_NICE)': Number(process.env.BENCH_CONTROLLER_NICE ?? 0),
         },
         healthzMax: Math.max(0, ...healthz),
         healthzP99: percentile(healthz, 99),
