@@ -3,11 +3,12 @@
 // changed), and desiredGroupsForService for 10 000 ExternalWorkloads. The applied result comes
 // from the endpointslice testkit's FakeApiserver, i.e. slices in the form the apiserver stores.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { planSlices } from '../src/endpointslice/reconciler.js';
+import { planSlices, planSlicesSteps } from '../src/endpointslice/reconciler.js';
 import { deepFreeze, FakeApiserver, group, makeEndpoint, makeInput, range } from '../src/endpointslice/testkit.js';
 import type { ReconcileInput, SlicePlan } from '../src/endpointslice/types.js';
-import { desiredGroupsForService } from '../src/externalworkloads/desired.js';
+import { desiredGroupsForService, desiredGroupsSteps } from '../src/externalworkloads/desired.js';
 import { ipv4, makeService, makeWorkload } from '../src/externalworkloads/testkit.js';
+import { runSliced, TimeSlicer } from '../src/kube/yielding.js';
 import { timeRuns, type Report } from './stats.js';
 
 const BENCHMARK = 'planner';
@@ -79,7 +80,58 @@ function desiredGroupsBenchmark(report: Report): void {
     });
 }
 
-export function runPlannerBenchmarks(report: Report): void {
+/** A slicer that records how long each stretch between two pauses held the event loop. */
+class StretchRecorder extends TimeSlicer {
+    readonly stretches: number[] = [];
+    private started = performance.now();
+
+    override async pause(): Promise<void> {
+        this.stretches.push(performance.now() - this.started);
+        await super.pause();
+        this.started = performance.now();
+    }
+
+    end(): void {
+        this.stretches.push(performance.now() - this.started);
+    }
+}
+
+/**
+ * What the controller does for a Service of 10 000 workloads (desired groups, then the initial
+ * plan), at once and in slices: the longest stretch is how long the event loop is held.
+ */
+async function slicedPlanningBenchmark(report: Report): Promise<void> {
+    const count = 10_000;
+    const service = deepFreeze(makeService());
+    const workloads = deepFreeze(range(0, count).map((i) => makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] })));
+    const owner = { name: 'web', namespace: 'shop', uid: 'svc-uid', labels: {}, headless: false };
+    const input = (groups: ReturnType<typeof desiredGroupsForService>) => ({
+        owner,
+        addressTypes: groups.addressTypes,
+        desired: groups.groups,
+        existing: [],
+        maxEndpointsPerSlice: MAX_ENDPOINTS_PER_SLICE,
+        managedBy: 'bench',
+    });
+    const atOnce = timeRuns(() => planSlices(input(desiredGroupsForService(service, workloads))), 2, 8);
+    const longest: number[] = [];
+    let pauses = 0;
+    for (let run = 0; run < 10; run++) {
+        const slicer = new StretchRecorder();
+        const groups = await runSliced(desiredGroupsSteps(service, workloads), slicer);
+        await runSliced(planSlicesSteps(input(groups)), slicer);
+        slicer.end();
+        if (run >= 2) longest.push(Math.max(...slicer.stretches));
+        pauses = slicer.stretches.length - 1;
+    }
+    report.timing(BENCHMARK, 'a Service of 10 000 workloads planned at once (desired groups + initial plan): the event loop held', count, 'workloads', atOnce);
+    report.timing(BENCHMARK, 'the same in slices (kube/yielding.ts, 5 ms budget): longest stretch holding the event loop', count, 'workloads', longest, {
+        'pauses per plan': pauses,
+    });
+}
+
+export async function runPlannerBenchmarks(report: Report): Promise<void> {
     planSlicesBenchmark(report);
     desiredGroupsBenchmark(report);
+    await slicedPlanningBenchmark(report);
 }
