@@ -125,7 +125,7 @@ describe('helm template', () => {
             return { args, status: role.rules.find((r) => r.resources.includes('externalworkloads/status'))?.verbs };
         };
         const byDefault = await ewOf({});
-        assert.ok(byDefault.args.includes('--health-checks=true') && byDefault.args.includes('--probe-concurrency=100'));
+        assert.ok(byDefault.args.includes('--health-checks=true') && byDefault.args.includes('--probe-concurrency=20'));
         assert.ok(!byDefault.args.some((a) => a.startsWith('--default-probe=')), 'annotated workloads only');
         assert.deepEqual(byDefault.status, ['patch']);
         const all = await ewOf({ externalWorkloads: { healthChecks: { defaultProbe: 'http:4191/ready', concurrency: 300 } } });

@@ -27,8 +27,13 @@ import { describeTarget, workloadProbe, type ProbeSpec, type ProbeTarget } from 
 import { afterProbe, initialProbeState, readyToWrite, storedReadyStatus, type ProbeState } from './readiness.js';
 import type { ReadyWriter } from './ready-writer.js';
 
-/** Probes at once by default: 10 000 workloads every 10 s are 1 000 probes/s, a few ms each on a healthy network. */
-export const DEFAULT_PROBE_CONCURRENCY = 100;
+/**
+ * Probes at once by default. 10 000 workloads every 10 s are 1 000 probes/s, a few ms each:
+ * 20 kept up with them at 12 ms on a loaded 2-core machine (bench/health-checks.ts), where 100
+ * in flight made each wait for a CPU past its 1 s timeout (false failures). An unreachable
+ * workload holds a slot for its whole timeout: raise it by unreachable workloads ÷ period × timeout.
+ */
+export const DEFAULT_PROBE_CONCURRENCY = 20;
 /** Ready writes at once: enough to keep up with the client's rate limit, few enough not to flood the apiserver. */
 const WRITERS = 5;
 
