@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventFilter } from './events.js';
+import { EventFilter, EventRecorder } from './events.js';
+import type { KubeRest } from './rest.js';
 
 const workload = (name: string) => ({ kind: 'ExternalWorkload', metadata: { namespace: 'ns', name, uid: `uid-${name}` } });
 const MIN = 60_000;
@@ -47,5 +48,29 @@ describe('EventFilter (client-go spam filter and aggregation)', () => {
         filter.created(first.id, 'a.1');
         filter.forget(first.id);
         assert.equal(filter.decide(workload('a'), 'Normal', 'Synced', 'ok', 1).action, 'create');
+    });
+});
+
+describe('EventRecorder and leadership', () => {
+    it('drops Events queued in term that would be sent after it ended', async () => {
+        let leading = true;
+        const sent: string[] = [];
+        let answerFirst!: () => void;
+        const rest = {
+            create: async (_path: string, body: { reason: string }) => {
+                sent.push(body.reason);
+                if (sent.length === 1) await new Promise<void>((resolve) => (answerFirst = resolve));
+                return { metadata: { name: `e${sent.length}` } };
+            },
+        } as unknown as KubeRest;
+        const recorder = new EventRecorder(rest, 'test', () => undefined, 0, { isLeader: () => leading });
+        recorder.record(workload('a'), 'Normal', 'First', 'sent while leading');
+        recorder.record(workload('b'), 'Normal', 'Second', 'queued behind a slow send');
+        assert.equal(recorder.pending(), 1);
+        leading = false;
+        answerFirst();
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(sent, ['First']);
+        assert.equal(recorder.pending(), 0);
     });
 });

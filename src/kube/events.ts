@@ -179,6 +179,13 @@ export class EventRecorder implements EventSink {
     private async drain(): Promise<void> {
         this.sending = true;
         for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+            // Recorded in term, but sends before it may have outlived the term (found by the
+            // chaos soak: an Event reached the apiserver 3 s after its replica's term ended).
+            if (!this.isLeader()) {
+                if (next.decision.action === 'create') this.filter.forget(next.decision.id);
+                this.count('dropped');
+                continue;
+            }
             try {
                 if (next.decision.action === 'aggregate') await this.aggregate(next, next.decision.id);
                 else await this.create(next, next.decision.id);

@@ -138,10 +138,24 @@ export function auditLeaseTerms(env: SoakEnv, audit: Audit, history: History): L
         const replicas = env.replicas.filter((r) => r.command === controller).map((r) => r.name);
         for (const w of audit.writes.filter((w) => replicas.includes(w.replica))) {
             const problem = outsideTerm(w, terms);
-            if (problem) history.violation('lease-term', `${w.replica} ${w.what} ${w.namespace}/${w.name} (HTTP ${w.code}) received at ${iso(w.receivedUs)}: ${problem}`, w.receivedUs / 1000);
+            if (!problem) continue;
+            const detail = `${w.replica} ${w.what} ${w.namespace}/${w.name} (HTTP ${w.code}) received at ${iso(w.receivedUs)}: ${problem}`;
+            const replica = env.replicas.find((r) => r.name === w.replica)!;
+            if (resumedJustBefore(replica.pauses, w.receivedUs / 1000)) history.pausedInFlight.push(detail);
+            else history.violation('lease-term', detail, w.receivedUs / 1000);
         }
     }
     return figures;
+}
+
+/**
+ * The write reached the apiserver within a second of its replica's SIGCONT: it was on its way
+ * (checked in term, bytes not yet sent) when the process was frozen. No check in the process can
+ * stop such a write, in client-go neither; only fencing by the server could, which Lease-based
+ * election does not have. These are counted and listed apart, not as violations.
+ */
+function resumedJustBefore(pauses: readonly { from: number; to?: number }[], atMs: number): boolean {
+    return pauses.some((p) => p.to !== undefined && p.to <= atMs && atMs - p.to < 1000);
 }
 
 /** Why the write was outside every term of its replica, or undefined when it was inside one. */

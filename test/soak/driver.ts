@@ -113,7 +113,7 @@ export class Driver {
             case 'delete':
                 return { name: 'workload-delete', run: () => this.forget(this.workloads, name, this.local.delete(path)).then(() => void this.workloads.delete(name)) };
             case 'ready':
-                return { name: 'workload-ready-flip', run: async () => (await this.setReady(name, !w!.ready), (w!.ready = !w!.ready), undefined) };
+                return { name: 'workload-ready-flip', run: () => this.forget(this.workloads, name, this.setReady(name, !w!.ready).then(() => void (w!.ready = !w!.ready))) };
             case 'ip': {
                 const ips = [this.ip(), ...w!.ips.slice(1)];
                 return { name: 'workload-ip', run: () => this.forget(this.workloads, name, this.local.mergePatch(path, { spec: { workloadIPs: ips.map((ip) => ({ ip })) } }).then(() => void (w!.ips = ips))) };

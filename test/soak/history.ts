@@ -14,6 +14,8 @@ export interface Violation {
 
 export class History {
     readonly violations: Violation[] = [];
+    /** Writes outside a lease term that were in flight when their replica was SIGSTOPped (see audit.ts). */
+    readonly pausedInFlight: string[] = [];
     /** How long each SIGTERMed replica took to exit. */
     readonly sigtermExitMs: number[] = [];
     readonly changes: Record<string, number> = {};

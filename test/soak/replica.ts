@@ -18,6 +18,8 @@ export class Replica {
     private exited: Promise<void> = Promise.resolve();
     /** Running, SIGSTOPped, or not running (killed, terminated, or not started). */
     state: ReplicaState = 'down';
+    /** Each SIGSTOP, until its SIGCONT (ms since the epoch). */
+    readonly pauses: { from: number; to?: number }[] = [];
     /** When each process was started (ms since the epoch). */
     readonly startedAt: number[] = [];
 
@@ -57,8 +59,8 @@ export class Replica {
     signal(signal: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT'): void {
         if (this.state === 'down' || !this.proc) return;
         this.proc.kill(signal);
-        if (signal === 'SIGSTOP') this.state = 'stopped';
-        if (signal === 'SIGCONT') this.state = 'running';
+        if (signal === 'SIGSTOP') (this.state = 'stopped'), this.pauses.push({ from: Date.now() });
+        if (signal === 'SIGCONT') (this.state = 'running'), (this.pauses.at(-1)!.to = Date.now());
     }
 
     /** Resolves when the process has exited (at once when none runs). */

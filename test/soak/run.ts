@@ -81,6 +81,8 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         print(`mirror emptyings seen: ${checker.emptied.length}, explained: ${countLine(emptyings.explained)}`);
         const lastFault = new Date(history.lastFaultEndAt).toISOString();
         print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended (${lastFault}; every replica restarted by then)`}`);
+        print(`writes outside a term that were in flight across a SIGSTOP (not counted as violations): ${history.pausedInFlight.length}`);
+        for (const detail of history.pausedInFlight) print(`  - ${detail}`);
         print(`invariant violations: ${history.violations.length}`);
         for (const v of history.violations) print(`  - [${v.invariant}] ${new Date(v.at).toISOString()} ${v.detail}`);
     } finally {
