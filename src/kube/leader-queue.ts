@@ -6,7 +6,8 @@
 // key given up on after its retries comes back at the next resync.
 import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
-import { NotLeaderError, StaleCacheError } from './slice-writer.js';
+import { NotLeaderError } from './rest.js';
+import { StaleCacheError } from './slice-writer.js';
 import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
 

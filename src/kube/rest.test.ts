@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeRest, userAgent, VERSION } from './rest.js';
+import { ApiError, KubeRest, NotLeaderError, userAgent, VERSION } from './rest.js';
 
 const received: IncomingMessage[] = [];
 let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}');
@@ -70,5 +70,19 @@ describe('KubeRest', () => {
         assert.equal(received.length - before, 2, 'the burst went out, the third waits');
         rest.close();
         await assert.rejects(third, /rate limited/);
+    });
+
+    it('asks the leader guard after the rate-limit wait: a write whose term ended while it waited is never sent', async () => {
+        answer = (_req, res) => res.end('{}');
+        const rest = client({ qps: 5, burst: 1 });
+        let leading = true;
+        const whileLeader = () => leading;
+        const before = received.length;
+        await rest.create('/first', {}, undefined, { whileLeader });
+        const waiting = rest.create('/second', {}, undefined, { whileLeader }); // waits ~200 ms for a token
+        leading = false;
+        await assert.rejects(waiting, NotLeaderError);
+        assert.deepEqual(received.slice(before).map((r) => r.url), ['/first']);
+        rest.close();
     });
 });

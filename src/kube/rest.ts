@@ -61,6 +61,23 @@ export interface RequestOpts {
     contentType?: string;
     signal?: AbortSignal;
     timeoutMs?: number;
+    /**
+     * Asked once the request may go out (after the rate limiter's wait and the credentials):
+     * false cancels it with NotLeaderError. A leader's write can wait seconds for a token of
+     * the client-side limit, and must not leave after its term ended.
+     */
+    whileLeader?: () => boolean;
+}
+
+/** Options of a write: the leader guard it is sent under. */
+export type WriteOpts = Pick<RequestOpts, 'whileLeader'>;
+
+/** A write not sent because this replica no longer leads. */
+export class NotLeaderError extends Error {
+    constructor() {
+        super('not the leader: write skipped');
+        this.name = 'NotLeaderError';
+    }
 }
 
 function withQuery(path: string, query: Query | undefined): string {
@@ -193,6 +210,7 @@ export class KubeRest {
         }
         await this.throttle(signal);
         const opts = await this.options(method, withQuery(path, o.query), headers);
+        if (o.whileLeader && !o.whileLeader()) throw new NotLeaderError();
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
             const req = send({ ...opts, signal }, resolve);
@@ -212,7 +230,7 @@ export class KubeRest {
             for await (const chunk of res) chunks.push(chunk as Buffer);
             text = Buffer.concat(chunks).toString('utf8');
         } catch (err) {
-            if (err instanceof ApiError) throw err;
+            if (err instanceof ApiError || err instanceof NotLeaderError) throw err;
             throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, signal)}`);
         } finally {
             release();
@@ -228,17 +246,17 @@ export class KubeRest {
     get<T>(path: string, query?: Query) {
         return this.request<T>('GET', path, { query });
     }
-    create<T>(path: string, body: T, query?: Query) {
-        return this.request<T>('POST', path, { body, query });
+    create<T>(path: string, body: T, query?: Query, write?: WriteOpts) {
+        return this.request<T>('POST', path, { body, query, ...write });
     }
-    replace<T>(path: string, body: T, query?: Query) {
-        return this.request<T>('PUT', path, { body, query });
+    replace<T>(path: string, body: T, query?: Query, write?: WriteOpts) {
+        return this.request<T>('PUT', path, { body, query, ...write });
     }
-    mergePatch<T>(path: string, body: unknown, query?: Query) {
-        return this.request<T>('PATCH', path, { body, query, contentType: 'application/merge-patch+json' });
+    mergePatch<T>(path: string, body: unknown, query?: Query, write?: WriteOpts) {
+        return this.request<T>('PATCH', path, { body, query, contentType: 'application/merge-patch+json', ...write });
     }
-    delete(path: string, query?: Query, body?: unknown) {
-        return this.request<unknown>('DELETE', path, { query, body });
+    delete(path: string, query?: Query, body?: unknown, write?: WriteOpts) {
+        return this.request<unknown>('DELETE', path, { query, body, ...write });
     }
 
     /**

@@ -1,23 +1,17 @@
 // Executes a SlicePlan against the apiserver: creates, then updates, then deletes, as
 // upstream does (new endpoints are served before old ones go). A slice the apiserver would
-// reject is never sent (validate.ts); the plan fails whole instead. Every write first asks
-// the leader guard, so a replica that lost its lease writes nothing; every success is
+// reject is never sent (validate.ts); the plan fails whole instead. The transport asks the
+// leader guard just before each write goes out, so a replica that lost its lease writes
+// nothing, even after waiting for the client's rate limit; every success is
 // recorded in the tracker, so the events our writes cause are recognised as ours.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Counter } from 'prom-client';
 import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
 import { sliceProblems } from '../endpointslice/validate.js';
-import { isNotFound, type KubeRest } from './rest.js';
+import { isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { TimeSlicer } from './yielding.js';
-
-export class NotLeaderError extends Error {
-    constructor() {
-        super('not the leader: write skipped');
-        this.name = 'NotLeaderError';
-    }
-}
 
 /** The informer holds a slice older than one we wrote: planning now would undo our write. */
 export class StaleCacheError extends Error {
@@ -41,9 +35,8 @@ export interface SliceWriterOptions {
 export class SliceWriter {
     constructor(private readonly opts: SliceWriterOptions) {}
 
-    private guard(): void {
-        if (!this.opts.isLeader()) throw new NotLeaderError();
-    }
+    /** Asked by the transport just before each write goes out, after any rate-limit wait. */
+    private readonly guarded: WriteOpts = { whileLeader: () => this.opts.isLeader() };
 
     private validate(slice: V1EndpointSlice): void {
         const problems = sliceProblems(slice);
@@ -66,31 +59,29 @@ export class SliceWriter {
             if (slicer.due()) await slicer.pause();
         }
         for (const slice of plan.creates) {
-            this.guard();
             const namespace = slice.metadata!.namespace!;
-            const created = await rest.create<V1EndpointSlice>(collectionPath(EndpointSlices, namespace), slice, query);
+            const created = await rest.create<V1EndpointSlice>(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);
             tracker.update(created);
             changes?.inc({ operation: 'create' });
             writes++;
         }
         for (const slice of plan.updates) {
-            this.guard();
             const { namespace, name } = slice.metadata!;
-            const updated = await rest.replace<V1EndpointSlice>(objectPath(EndpointSlices, namespace, name!), slice, query);
+            const updated = await rest.replace<V1EndpointSlice>(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
             tracker.update(updated);
             changes?.inc({ operation: 'update' });
             writes++;
         }
         for (const slice of plan.deletes) {
-            this.guard();
             const { namespace, name, uid } = slice.metadata!;
             // The uid precondition keeps us from deleting a same-named successor.
             await rest
-                .delete(objectPath(EndpointSlices, namespace, name!), undefined, {
-                    kind: 'DeleteOptions',
-                    apiVersion: 'v1',
-                    preconditions: uid ? { uid } : undefined,
-                })
+                .delete(
+                    objectPath(EndpointSlices, namespace, name!),
+                    undefined,
+                    { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined },
+                    this.guarded,
+                )
                 .catch((err: unknown) => {
                     if (!isNotFound(err)) throw err; // already gone is what we wanted
                 });

@@ -6,7 +6,6 @@ import { gatewayResolutionStatus } from '../dns/resolution-status.js';
 import type { GatewayEntry } from '../dns/gateway-address.js';
 import type { KubeRest } from '../kube/rest.js';
 import { Links, objectPath } from '../kube/resources.js';
-import { NotLeaderError } from '../kube/slice-writer.js';
 import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
 import type { LinkEvent } from './gateway-events.js';
@@ -133,8 +132,9 @@ export class LinkStatusBook {
     }
 
     private async patch(uid: string, patch: { status: Record<string, unknown> }): Promise<boolean> {
-        if (!this.deps.isLeader()) throw new NotLeaderError();
-        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), patch);
+        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), patch, undefined, {
+            whileLeader: this.deps.isLeader,
+        });
         this.written = { uid, status: stored.status ?? {} };
         this.deps.written();
         this.deps.logger.debug({ fields: Object.keys(patch.status) }, 'link status written');

@@ -7,9 +7,9 @@ import type { AddressType } from '../endpointslice/types.js';
 import { planSlices } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import type { Informer } from '../kube/informer.js';
-import { isAlreadyExists, isNotFound, type KubeRest } from '../kube/rest.js';
+import { isAlreadyExists, isNotFound, type KubeRest, type WriteOpts } from '../kube/rest.js';
 import { collectionPath, Namespaces, objectPath, Services } from '../kube/resources.js';
-import { NotLeaderError, StaleCacheError } from '../kube/slice-writer.js';
+import { StaleCacheError } from '../kube/slice-writer.js';
 import type { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
 import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from './endpoints.js';
@@ -67,9 +67,8 @@ export class MirrorSync implements MirrorWrites {
 
     constructor(private readonly deps: MirrorSyncDeps) {}
 
-    private guard(): void {
-        if (!this.deps.isLeader()) throw new NotLeaderError();
-    }
+    /** Asked by the transport just before each write goes out, after any rate-limit wait. */
+    private readonly guarded: WriteOpts = { whileLeader: () => this.deps.isLeader() };
 
     /**
      * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
@@ -137,9 +136,8 @@ export class MirrorSync implements MirrorWrites {
     async ensureNamespace(namespace: string, cluster: string): Promise<boolean> {
         if (this.deps.namespaces.store.get(undefined, namespace)) return true;
         if (!this.deps.enableNamespaceCreation) return false;
-        this.guard();
         try {
-            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query);
+            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query, this.guarded);
         } catch (err) {
             if (!isAlreadyExists(err)) throw err;
         }
@@ -163,8 +161,7 @@ export class MirrorSync implements MirrorWrites {
         if (local && !ours(local)) local = undefined;
         if (!local) {
             try {
-                this.guard();
-                const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query);
+                const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
                 this.deps.metrics.serviceWrites.inc({ operation: 'create' });
                 return { service: created };
             } catch (err) {
@@ -182,8 +179,7 @@ export class MirrorSync implements MirrorWrites {
             // A federated Service belongs to no one cluster and has no slices.
             if (cluster === undefined) await this.deleteService(local);
             else await this.deleteMirror(namespace, name, cluster, local);
-            this.guard();
-            const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query);
+            const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
             this.deps.metrics.serviceWrites.inc({ operation: 'create' });
             return { service: created };
         }
@@ -197,9 +193,8 @@ export class MirrorSync implements MirrorWrites {
             metadata: { ...local.metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations },
             spec,
         };
-        this.guard();
         // resourceVersion rides along: a conflict means someone wrote since our read; retried.
-        const stored = await this.deps.rest.replace<V1Service>(path, updated, this.query);
+        const stored = await this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded);
         this.deps.metrics.serviceWrites.inc({ operation: 'update' });
         return { service: stored };
     }
@@ -257,9 +252,8 @@ export class MirrorSync implements MirrorWrites {
     /** Deletes this very Service (uid precondition); gone already is fine. */
     async deleteService(service: V1Service): Promise<void> {
         const { namespace, name, uid } = service.metadata!;
-        this.guard();
         await this.deps.rest
-            .delete(objectPath(Services, namespace!, name!), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined })
+            .delete(objectPath(Services, namespace!, name!), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, this.guarded)
             .then(
                 () => this.deps.metrics.serviceWrites.inc({ operation: 'delete' }),
                 (err: unknown) => {

@@ -6,7 +6,7 @@
 import type { Informer } from '../../kube/informer.js';
 import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
-import { NotLeaderError, StaleCacheError } from '../../kube/slice-writer.js';
+import { StaleCacheError } from '../../kube/slice-writer.js';
 import { parseExternalWorkload, type CachedWorkload, type ExternalWorkload } from '../types.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
 
@@ -30,14 +30,18 @@ export class ReadyWriter {
         const current = cached.parsed.workload;
         const conditions = current.status?.conditions;
         if (storedReadyStatus(conditions) === (ready ? 'True' : 'False')) return { outcome: 'unchanged' };
-        if (!this.deps.isLeader()) throw new NotLeaderError();
         const previous = conditions?.find((c) => c.type === READY);
         const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date()))(), previous);
         try {
-            const written = await this.deps.rest.mergePatch<unknown>(objectPath(ExternalWorkloads, namespace, name, 'status'), {
-                metadata: { resourceVersion: current.metadata.resourceVersion },
-                status: { conditions: withReadyCondition(conditions, condition) },
-            });
+            const written = await this.deps.rest.mergePatch<unknown>(
+                objectPath(ExternalWorkloads, namespace, name, 'status'),
+                {
+                    metadata: { resourceVersion: current.metadata.resourceVersion },
+                    status: { conditions: withReadyCondition(conditions, condition) },
+                },
+                undefined,
+                { whileLeader: this.deps.isLeader },
+            );
             const parsed = parseExternalWorkload(written);
             return { outcome: 'written', workload: parsed.ok ? parsed.workload : current };
         } catch (err) {
