@@ -155,12 +155,12 @@ describe('gateway hostnames', () => {
                 const failedAt = Date.now();
                 await eventually(`${code} in the status`, async () => (await resolution(link, name))?.lastError?.startsWith(code) ?? false, 5000);
                 assert.deepEqual(await endpointsOf(env, ns, mirror), ['IPv4 192.0.2.61 ready'], 'last good address kept, ready');
-                assert.ok(await hasEvent(env, linkNs, link, 'GatewayResolutionFailed', code));
+                await eventually('the failure Event', () => hasEvent(env, linkNs, link, 'GatewayResolutionFailed', code));
 
                 await eventually('not ready after the window', async () => (await endpointsOf(env, ns, mirror)).join() === 'IPv4 192.0.2.61 not-ready', 8000);
                 const elapsed = Date.now() - failedAt;
                 assert.ok(elapsed >= TEST_DNS.staleWindowMs, `not ready after ${elapsed} ms, within the ${TEST_DNS.staleWindowMs} ms window`);
-                assert.ok(await hasEvent(env, linkNs, link, 'GatewayAddressesNotReady', '192.0.2.61'));
+                await eventually('the not-ready Event', () => hasEvent(env, linkNs, link, 'GatewayAddressesNotReady', '192.0.2.61'));
                 await eventually('not ready in the status', async () => (await resolution(link, name))?.notReadyAddresses?.join() === '192.0.2.61');
 
                 env.dns.setBehaviour(name, 'normal');
