@@ -137,7 +137,7 @@ describe('linking and running the service mirror', () => {
             const lines = [...(await endpointsOf(env, ns, 'web-probed')), ...(await endpointsOf(env, ns, 'api-probed'))];
             return lines.join() === 'IPv4 192.0.2.210 not-ready,IPv4 192.0.2.210 not-ready';
         });
-        assert.ok(await hasEvent(env, linkNs, 'probed', 'GatewayDown', '503'));
+        await eventually('the GatewayDown Event', () => hasEvent(env, linkNs, 'probed', 'GatewayDown', '503'));
         const alive = async () => (await running.registry.getSingleMetric('mesh_endpoints_service_mirror_gateway_alive')?.get())?.values.find((v) => v.labels.link === 'probed')?.value;
         assert.equal(await alive(), 0);
 

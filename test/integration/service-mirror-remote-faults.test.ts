@@ -72,7 +72,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
         const down = await readable(ctlNs, 'down');
         assert.equal(down?.reason, 'Unreachable');
         assert.match(down?.message ?? '', /cannot be read/);
-        assert.ok(await hasEvent(env, ctlNs, 'down', 'RemoteClusterUnreachable'));
+        await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, ctlNs, 'down', 'RemoteClusterUnreachable'));
         const metrics = await running.registry.metrics();
         assert.match(metrics, /mesh_endpoints_service_mirror_remote_readable\{link="down",target_cluster_name="down"\} 0/);
         assert.deepEqual(await endpointsOf(env, ns, 'web-down'), ['IPv4 192.0.2.72 ready'], 'mirrors stay while the remote is down');
@@ -84,7 +84,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
         await eventually('converged', async () => (await endpointsOf(env, ns, 'api-down')).length === 1 && (await endpointsOf(env, ns, 'gone-later-down')).length === 0, 60_000);
         t.diagnostic(`remote back → converged: ${Date.now() - back} ms`);
         await eventually('RemoteReadable True again', async () => (await readable(ctlNs, 'down'))?.status === 'True');
-        assert.ok(await hasEvent(env, ctlNs, 'down', 'RemoteClusterReadable'));
+        await eventually('the RemoteClusterReadable Event', () => hasEvent(env, ctlNs, 'down', 'RemoteClusterReadable'));
         await running.stop();
     });
 
@@ -130,7 +130,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
         await env.remote.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${saNs}-reader`);
         proxy.cutAll();
         await eventually('RemoteReadable False, Forbidden', async () => (await readable(ctlNs, 'revoked'))?.reason === 'Forbidden', 30_000);
-        assert.ok(await hasEvent(env, ctlNs, 'revoked', 'RemoteClusterUnreachable', 'forbidden'));
+        await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, ctlNs, 'revoked', 'RemoteClusterUnreachable', 'forbidden'));
         await mirrorHolds(env, ns, 'web-revoked', ['IPv4 192.0.2.73 ready'], Date.now() + 2000);
 
         await env.local.admin.mergePatch(objectPath(Secrets, ctlNs, 'creds-revoked'), { data: { kubeconfig: Buffer.from(kubeconfigForToken(viaProxy, 'admin', env.remote.state.adminToken)).toString('base64') } });
@@ -148,7 +148,7 @@ describe('service mirror with a misbehaving remote cluster', () => {
         await eventually('the InvalidLink Event', () => hasEvent(env, ctlNs, 'invalid', 'InvalidLink', 'gatewayPort'));
         // TEST_DNS's window is 2 s: kept ready for it, then not ready, never deleted.
         await eventually('not ready past the window', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 not-ready', 15_000);
-        assert.ok(await hasEvent(env, ctlNs, 'invalid', 'MirrorsNotReady'));
+        await eventually('the MirrorsNotReady Event', () => hasEvent(env, ctlNs, 'invalid', 'MirrorsNotReady'));
 
         await env.local.admin.mergePatch(objectPath(Links, ctlNs, 'invalid'), { spec: { gatewayPort: '4143' } });
         await eventually('ready again', async () => (await endpointsOf(env, ns, 'web-invalid')).join() === 'IPv4 192.0.2.74 ready');
