@@ -176,7 +176,20 @@ export function linkChecks(report: LinkReport, remote: RemoteProbe | undefined):
         results.push({ category, description: 'gateway', status: 'ok', detail: 'no gatewayAddress: only remote-discovery Services are mirrored' });
     }
     for (const name of report.gatewayNames) results.push(gatewayNameCheck(category, name));
+    if (report.summary) results.push(mirrorsCheck(category, report.summary));
     return results;
+}
+
+function mirrorsCheck(category: string, summary: NonNullable<LinkReport['summary']>): CheckResult {
+    const result = { category, description: 'every exported remote Service is mirrored' };
+    if (summary.notMirrored === 0) return { ...result, status: 'ok', detail: `${summary.mirrored} mirrored` };
+    const reasons = summary.notMirroredByReason.map((r) => `${r.services} ${r.reason}`).join(', ');
+    return {
+        ...result,
+        status: 'warn',
+        detail: `${summary.notMirrored} of ${summary.services} not mirrored (${reasons})`,
+        hint: "`mesh-endpoints status` lists them (status.mirrorServices), and the Link's Warning Events say why",
+    };
 }
 
 function gatewayNameCheck(category: string, name: GatewayNameStatus): CheckResult {

@@ -51,6 +51,7 @@ export function linksText(reports: readonly LinkReport[], namespace: string): st
             ]);
             parts.push(table(['GATEWAY NAME', 'ADDRESSES', 'TTL', 'RESOLVED AT', 'LAST ERROR'], rows, '  '));
         }
+        if (link.summary) parts.push(`  ${mirrorsSummary(link.summary)}`);
         if (link.mirrors.length === 0) parts.push('  no mirrored Services');
         else {
             const rows = link.mirrors.map((m) => [
@@ -63,6 +64,13 @@ export function linksText(reports: readonly LinkReport[], namespace: string): st
         }
     }
     return parts.join('\n');
+}
+
+function mirrorsSummary(summary: NonNullable<LinkReport['summary']>): string {
+    const counts = `${summary.mirrored} of ${summary.services} exported remote Services mirrored`;
+    if (summary.notMirrored === 0) return counts;
+    const reasons = summary.notMirroredByReason.map((r) => `${r.services} ${r.reason}`).join(', ');
+    return `${counts}; not mirrored: ${reasons}${summary.notListed > 0 ? ` (${summary.notListed} not listed below: see the Link's Events)` : ''}`;
 }
 
 function remoteSummary(link: LinkReport): string {

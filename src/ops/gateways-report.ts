@@ -24,7 +24,7 @@ export function gatewayLine(report: LinkReport, probe?: ProbeResult): GatewayLin
         cluster: report.targetClusterName,
         alive: report.invalid ? 'invalid' : report.probe.state,
         addresses: [...new Set(report.gatewayNames.flatMap((n) => n.addresses))],
-        mirroredServices: report.mirrors.filter((m) => m.mirrored?.status === 'True').length,
+        mirroredServices: report.summary?.mirrored ?? report.mirrors.filter((m) => m.mirrored?.status === 'True').length,
     };
     if (report.invalid) line.detail = report.invalid;
     else if (probe) {

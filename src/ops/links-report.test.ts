@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { linkChecks } from './checks.js';
+import { linksText } from './format.js';
+import { gatewayLine } from './gateways-report.js';
 import { linkReport } from './links-report.js';
 import { LINK_NS, mirrorService, mirrorSlice, probeEvent, rawLink } from './testkit.js';
 
@@ -68,6 +71,33 @@ describe('status: what each Link serves', () => {
             { remote: 'shop/old', local: 'shop/old-east', endpoints: 0, ready: 0 },
             { remote: 'shop/web', local: 'shop/web-east', mirrored: { status: 'True', reason: 'Mirrored', message: '' }, endpoints: 2, ready: 1 },
         ]);
+    });
+
+    it('counts the mirrors from status.mirrorSummary, and takes a mirror the status does not list as mirrored once it lists every not-mirrored one', () => {
+        const bad = { ns: 'shop', name: 'bad', ok: false, message: 'the Service exposes no ports' };
+        const summary = (notListed: number) => ({ services: 3 + notListed, mirrored: 2, notMirrored: 1 + notListed, notMirroredByReason: [{ reason: 'InvalidService', services: 1 + notListed }], notListed });
+        const services = [mirrorService('shop', 'web-east', 'east'), mirrorService('shop', 'api-east', 'east')];
+        const report = linkReport({ ...none, services, link: rawLink({ mirrored: [bad], summary: summary(0) }) });
+        assert.deepEqual(report.summary, summary(0));
+        assert.deepEqual(
+            report.mirrors.map((m) => [m.remote, m.local, m.mirrored?.status, m.mirrored?.message]),
+            [
+                ['shop/api', 'shop/api-east', 'True', 'mirrored as shop/api-east'],
+                ['shop/bad', undefined, 'False', 'the Service exposes no ports'],
+                ['shop/web', 'shop/web-east', 'True', 'mirrored as shop/web-east'],
+            ],
+        );
+        assert.equal(gatewayLine(report).mirroredServices, 2);
+        const partial = linkReport({ ...none, services, link: rawLink({ mirrored: [bad], summary: summary(4) }) });
+        assert.deepEqual(partial.mirrors.map((m) => m.mirrored?.status), [undefined, 'False', undefined], 'one not listed may be any of them');
+        assert.match(linksText([partial], LINK_NS), /2 of 7 exported remote Services mirrored; not mirrored: 5 InvalidService \(4 not listed below: see the Link's Events\)/);
+        assert.deepEqual(linkChecks(partial, undefined).at(-1), {
+            category: `Link ${LINK_NS}/east`,
+            description: 'every exported remote Service is mirrored',
+            status: 'warn',
+            detail: '5 of 7 not mirrored (5 InvalidService)',
+            hint: "`mesh-endpoints status` lists them (status.mirrorServices), and the Link's Warning Events say why",
+        });
     });
 
     it('reports an invalid Link with the reason the service mirror refuses it', () => {

@@ -1,12 +1,13 @@
 // What each Link serves, as `status` and `gateways` show it: the gateway names and what they
 // resolved to (status.gatewayResolution, written by the service mirror), the probe state (the
 // mirror's GatewayDown/GatewayAlive Events on the Link: the Link status has no probe field),
-// and each mirrored Service with its endpoint state. Pure.
+// the mirrors' counts (status.mirrorSummary), and each mirror with its endpoint state: a local
+// mirror Service, or a remote Service the status lists as not mirrored. Pure.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { parseGatewayAddress } from '../dns/gateway-address.js';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { parseLink, type Link, type LinkCondition } from '../servicemirror/link.js';
+import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/link.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
@@ -41,7 +42,10 @@ export interface MirrorLine {
     remote: string;
     /** "namespace/name" of the local mirror Service, when it exists. */
     local?: string;
-    /** The Mirrored condition the service mirror wrote (absent: not in the Link status yet). */
+    /**
+     * The Mirrored condition: as the Link status lists it, or, for a mirror Service the status
+     * does not list while it lists every not-mirrored one, True. Absent: not known yet.
+     */
     mirrored?: { status: string; reason: string; message: string };
     endpoints: number;
     ready: number;
@@ -67,6 +71,8 @@ export interface LinkReport {
     /** One entry per gatewayAddress part, in spec order; a name not resolved yet has no addresses. */
     gatewayNames: GatewayNameStatus[];
     probe: ProbeState;
+    /** The service mirror's counts (absent until it has written them). */
+    summary?: MirrorSummary;
     mirrors: MirrorLine[];
 }
 
@@ -93,8 +99,11 @@ export function linkReport(input: LinkReportInput): LinkReport {
         targetClusterName: link.spec.targetClusterName,
         gatewayNames: gatewayNames(link),
         probe: probeState(link, input.events),
-        mirrors: mirrorLines(link, input.services, input.slices),
+        mirrors: [],
     };
+    const summary = mirrorSummary(input.link);
+    if (summary) report.summary = summary;
+    report.mirrors = mirrorLines(link, input.services, input.slices, summary);
     if (link.gateway) report.gatewayPort = link.gateway.port;
     const remote = remoteState(input.link);
     if (remote) report.remote = remote;
@@ -102,6 +111,20 @@ export function linkReport(input: LinkReportInput): LinkReport {
 }
 
 /** Read from the object as stored: parseLink keeps only the status fields the mirror plans with. */
+function mirrorSummary(link: unknown): MirrorSummary | undefined {
+    const summary = (link as { status?: { mirrorSummary?: Partial<MirrorSummary> } }).status?.mirrorSummary;
+    if (typeof summary?.services !== 'number') return undefined;
+    const count = (n: unknown) => (typeof n === 'number' ? n : 0);
+    const byReason = Array.isArray(summary.notMirroredByReason) ? summary.notMirroredByReason : [];
+    return {
+        services: summary.services,
+        mirrored: count(summary.mirrored),
+        notMirrored: count(summary.notMirrored),
+        notMirroredByReason: byReason.map((r) => ({ reason: String(r?.reason ?? ''), services: count(r?.services) })),
+        notListed: count(summary.notListed),
+    };
+}
+
 function remoteState(link: unknown): RemoteState | undefined {
     const conditions = (link as { status?: { conditions?: Partial<LinkCondition>[] } }).status?.conditions;
     const condition = Array.isArray(conditions) ? conditions.find((c) => c?.type === REMOTE_READABLE_CONDITION) : undefined;
@@ -155,9 +178,10 @@ function byEventTime(a: LinkEventObject, b: LinkEventObject): number {
 /**
  * Every remote Service in the Link status, and every local mirror of this Link not (or no
  * longer) in it; a mirror belongs to the Link its annotation names, or, without the
- * annotation (written by an older mirror), to the Link's cluster name.
+ * annotation (written by an older mirror), to the Link's cluster name. The status lists only
+ * the not-mirrored ones; when it lists all of them, a mirror it does not list is mirrored.
  */
-function mirrorLines(link: Link, services: readonly V1Service[], slices: readonly V1EndpointSlice[]): MirrorLine[] {
+function mirrorLines(link: Link, services: readonly V1Service[], slices: readonly V1EndpointSlice[], summary: MirrorSummary | undefined): MirrorLine[] {
     const mirrors = mirrorsOfLink({ ...link.metadata, targetClusterName: link.spec.targetClusterName }, services);
     const lines = new Map<string, MirrorLine>();
     for (const entry of link.status.mirrorServices ?? []) {
@@ -173,6 +197,7 @@ function mirrorLines(link: Link, services: readonly V1Service[], slices: readonl
         const remote = `${svc.metadata?.namespace ?? ''}/${remoteServiceName(svc.metadata?.name ?? '', link.spec.targetClusterName) ?? ''}`;
         const line = lines.get(remote) ?? { remote, endpoints: 0, ready: 0 };
         line.local = local;
+        if (!line.mirrored && summary?.notListed === 0) line.mirrored = { status: 'True', reason: 'Mirrored', message: `mirrored as ${local}` };
         const endpoints = slices
             .filter((s) => s.metadata?.namespace === svc.metadata?.namespace && s.metadata?.labels?.[LABEL_SERVICE_NAME] === svc.metadata?.name)
             .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MIRROR_SLICE_MANAGED_BY)

@@ -2,6 +2,7 @@
 // service mirror writes), its mirror Services and slices, and the probe Events.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
+import type { MirrorSummary } from '../servicemirror/link.js';
 import type { LinkEventObject } from './links-report.js';
 
 export const LINK_NS = 'linkerd-multicluster';
@@ -15,6 +16,8 @@ export interface LinkOptions {
     mirrored?: { ns: string; name: string; ok: boolean; reason?: string; message?: string }[];
     /** The RemoteReadable condition the service mirror writes. */
     remote?: { readable: boolean; reason: string; message: string };
+    /** status.mirrorSummary, as the service mirror writes it along with the not-mirrored entries. */
+    summary?: MirrorSummary;
 }
 
 export function rawLink(o: LinkOptions = {}): Record<string, unknown> {
@@ -39,6 +42,7 @@ export function rawLink(o: LinkOptions = {}): Record<string, unknown> {
                 ],
             }),
             gatewayResolution: o.resolution ?? [],
+            ...(o.summary && { mirrorSummary: o.summary }),
             mirrorServices: (o.mirrored ?? []).map((m) => ({
                 controllerName: 'mesh-endpoints.io/service-mirror',
                 remoteRef: { group: 'core', kind: 'Service', name: m.name, namespace: m.ns },

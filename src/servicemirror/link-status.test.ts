@@ -48,17 +48,44 @@ describe('LinkStatusBook.record', () => {
         assert.equal(status.mirrored, 1);
     });
 
-    it('keeps the transition time of the stored entry of each remote Service, as the stored status changes', async () => {
-        let stored: LinkStatus = { mirrorServices: [mirrorServiceStatus(outcome('a', true), undefined, T0 - 60_000)] };
+    it('keeps the transition time of the stored entry of each listed remote Service, as the stored status changes', async () => {
+        let stored: LinkStatus = { mirrorServices: [mirrorServiceStatus(outcome('a', false), undefined, T0 - 60_000)] };
         const patches: { status: LinkStatus }[] = [];
         const rest = { mergePatch: async (_path: string, patch: { status: LinkStatus }) => (patches.push(patch), patch) } as unknown as KubeRest;
         const status = book(() => stored, rest);
-        status.record(outcome('a', true), 'app/a');
-        stored = { mirrorServices: [mirrorServiceStatus(outcome('b', true), undefined, T0 - 30_000)] };
-        status.record(outcome('b', true), 'app/b');
-        status.record(outcome('c', true), 'app/c');
+        status.record(outcome('a', false), 'app/a');
+        stored = { mirrorServices: [mirrorServiceStatus(outcome('b', false), undefined, T0 - 30_000)] };
+        status.record(outcome('b', false), 'app/b');
+        status.record(outcome('c', false), 'app/c');
+        status.record(outcome('d', true), 'app/d');
         assert.equal(await status.write({ complete: true, entries: undefined, nameStates: new Map(), remote: undefined }), true);
         const times = patches[0]!.status.mirrorServices!.map((e) => `${e.remoteRef.name} ${e.conditions?.[0]?.lastTransitionTime}`);
-        assert.deepEqual(times, ['a 2026-01-01T11:59:00Z', 'b 2026-01-01T11:59:30Z', 'c 2026-01-01T12:00:00Z']);
+        assert.deepEqual(times, ['a 2026-01-01T11:59:00Z', 'b 2026-01-01T11:59:30Z', 'c 2026-01-01T12:00:00Z'], 'the mirrored one is counted, not listed');
+        assert.equal(patches[0]!.status.mirrorSummary?.mirrored, 1);
+    });
+});
+
+describe('LinkStatusBook.write', () => {
+    const remote = { readable: true, since: T0 };
+    const complete = { complete: true, entries: undefined, nameStates: new Map(), remote };
+
+    it('writes once, then nothing while nothing changes; an incomplete write of RemoteReadable keeps ServicesMirrored', async () => {
+        let stored: LinkStatus | undefined;
+        const patches: { status: LinkStatus }[] = [];
+        const rest = {
+            mergePatch: async (_path: string, patch: { status: LinkStatus }) => {
+                patches.push(patch);
+                stored = { ...stored, ...patch.status };
+                return { status: stored };
+            },
+        } as unknown as KubeRest;
+        const status = book(() => stored, rest);
+        status.record(outcome('a', true), 'app/a');
+        assert.equal(await status.write(complete), true);
+        assert.deepEqual(stored?.conditions?.map((c) => `${c.type}=${c.status}`), ['RemoteReadable=True', 'ServicesMirrored=True']);
+        assert.equal(await status.write(complete), false);
+        assert.equal(await status.write({ ...complete, complete: false, remote: { readable: false, since: T0 + 1000, error: 'connect ECONNREFUSED' } }), true);
+        assert.deepEqual(patches[1], { status: { conditions: [stored!.conditions![0]!, patches[0]!.status.conditions![1]!] } });
+        assert.deepEqual(stored?.conditions?.map((c) => `${c.type}=${c.status}`), ['RemoteReadable=False', 'ServicesMirrored=True']);
     });
 });

@@ -1,6 +1,7 @@
 // The status of one Link as its controller keeps it: the latest outcome of each of its mirrors,
-// and the write of status.mirrorServices + status.gatewayResolution (a merge patch on the
-// status subresource) when, and only when, it differs from what is stored.
+// and the write of the status (the mirrors' counts and the not-mirrored ones, the conditions,
+// status.gatewayResolution: a merge patch on the status subresource) when, and only when, it
+// differs from what is stored.
 import { recordIntervalMs, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { gatewayResolutionStatus } from '../dns/resolution-status.js';
 import type { GatewayEntry } from '../dns/gateway-address.js';
@@ -11,14 +12,17 @@ import type { KubeObject } from '../kube/store.js';
 import type { LinkEvent } from './gateway-events.js';
 import type { LinkStatus, ServiceStatus } from './link.js';
 import {
-    canonicalJson,
     desiredLinkStatus,
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
+    mirrorsReport,
     REMOTE_READABLE_CONDITION,
     remoteReadableCondition,
+    sameJson,
     sameServiceStatus,
+    SERVICES_MIRRORED_CONDITION,
+    servicesMirroredCondition,
     type MirrorOutcome,
     type RemoteHealth,
 } from './status.js';
@@ -57,7 +61,7 @@ export class LinkStatusBook {
     private readonly entries = new Map<string, ServiceStatus>();
     /** Entries with Mirrored=True, counted as they change: a Link may have thousands. */
     private mirroredCount = 0;
-    /** The stored status's entries by remote key, for the stored status object it was built from. */
+    /** The stored status's entries by remote key (the not-mirrored ones), for the stored status object it was built from. */
     private storedEntries: { status: LinkStatus | undefined; byKey: Map<string, ServiceStatus> } | undefined;
     /** uid and the status our last write returned: the informer may not have it yet. */
     private written: { uid: string; status: LinkStatus } | undefined;
@@ -90,7 +94,7 @@ export class LinkStatusBook {
         return true;
     }
 
-    /** The entry in the stored status, so a restart keeps transition times. */
+    /** The entry in the stored status, so a restart keeps the transition times of listed entries. */
     private stored(remoteKey: string): ServiceStatus | undefined {
         const status = this.deps.stored()?.status;
         if (this.storedEntries === undefined || this.storedEntries.status !== status) {
@@ -114,18 +118,24 @@ export class LinkStatusBook {
         const obj = this.deps.stored();
         const uid = obj?.metadata?.uid;
         if (!obj || !uid) return false;
-        const previous = obj.status?.conditions?.find((c) => c.type === REMOTE_READABLE_CONDITION);
-        const conditions = source.remote ? [remoteReadableCondition(source.remote, previous)] : undefined;
+        const stored = obj.status?.conditions ?? [];
+        const previous = (type: string) => stored.find((c) => c.type === type);
+        const remote = source.remote ? remoteReadableCondition(source.remote, previous(REMOTE_READABLE_CONDITION)) : undefined;
         if (!source.complete) {
-            if (!conditions || canonicalJson(obj.status?.conditions ?? []) === canonicalJson(conditions)) return false;
+            if (!remote) return false;
+            // A merge patch replaces the list: the other conditions go along as stored.
+            const conditions = [remote, ...stored.filter((c) => c.type !== REMOTE_READABLE_CONDITION)];
+            if (sameJson(stored, conditions)) return false;
             return this.patch(uid, { status: { conditions } });
         }
         const resolution = source.entries ? gatewayResolutionStatus(source.entries, source.nameStates, this.now(), this.deps.policy) : undefined;
-        const desired = desiredLinkStatus(this.entries.values(), resolution, conditions);
+        const mirrors = mirrorsReport(this.entries.values());
+        const conditions = [...(remote ? [remote] : []), servicesMirroredCondition(mirrors.summary, previous(SERVICES_MIRRORED_CONDITION), this.now())];
+        const desired = desiredLinkStatus(mirrors, resolution, conditions);
         const ours = this.written?.uid === uid ? this.written.status : undefined;
         const interval = recordIntervalMs(this.deps.policy);
         if (!linkStatusDiffers(obj.status, desired, interval) || (ours && !linkStatusDiffers(ours, desired, interval))) {
-            this.deps.logger.debug({ mirrorServices: desired.mirrorServices?.length }, 'link status unchanged');
+            this.deps.logger.debug({ mirrors: mirrors.summary.services }, 'link status unchanged');
             return false;
         }
         return this.patch(uid, linkStatusPatch(desired));

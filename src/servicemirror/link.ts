@@ -87,10 +87,27 @@ export interface ServiceStatus {
  */
 export type GatewayResolutionStatus = GatewayNameStatus;
 
+/** Ours: how many of a Link's exported remote Services are mirrored, and why the others are not. */
+export interface MirrorSummary {
+    /** Remote Services exported through the Link (mirrored or not). */
+    services: number;
+    mirrored: number;
+    notMirrored: number;
+    /** The not-mirrored ones by reason (InvalidService, MissingNamespace, Error), sorted by reason. */
+    notMirroredByReason: { reason: string; services: number }[];
+    /** Not-mirrored Services beyond those listed in mirrorServices. */
+    notListed: number;
+}
+
 export interface LinkStatus {
-    /** Ours: RemoteReadable, whether the remote cluster can be read (since when, and why not). */
+    /**
+     * Ours: RemoteReadable, whether the remote cluster can be read (since when, and why not), and
+     * ServicesMirrored, whether every exported remote Service is mirrored.
+     */
     conditions?: LinkCondition[];
+    /** Linkerd's shape; we list only the remote Services not mirrored, at most LISTED_NOT_MIRRORED. */
     mirrorServices?: ServiceStatus[];
+    mirrorSummary?: MirrorSummary;
     federatedServices?: ServiceStatus[];
     gatewayResolution?: GatewayResolutionStatus[];
 }

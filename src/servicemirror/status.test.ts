@@ -10,13 +10,16 @@ import {
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
+    mirrorsReport,
     sameJson,
     sameServiceStatus,
+    servicesMirroredCondition,
     type MirrorOutcome,
 } from './status.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const policy: DnsPolicy = { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000, retryInitialMs: 1000, retryMaxMs: 30_000 };
+const none = mirrorsReport([]);
 const mirrored: MirrorOutcome = { namespace: 'app', remoteName: 'web', mirrored: true, reason: 'Mirrored', message: 'mirrored as app/web-east', localName: 'web-east' };
 
 describe('Link status: mirrorServices', () => {
@@ -48,10 +51,51 @@ describe('Link status: mirrorServices', () => {
         assert.ok(sameServiceStatus(first, mirrorServiceStatus(mirrored, undefined, T0 + 5000)), 'the time alone is no news');
     });
 
-    it('sorts entries by namespace and name, whatever order they were recorded in', () => {
-        const b = mirrorServiceStatus({ ...mirrored, remoteName: 'b' }, undefined, T0);
-        const a = mirrorServiceStatus({ ...mirrored, namespace: 'a', remoteName: 'z' }, undefined, T0);
-        assert.deepEqual(desiredLinkStatus([b, a], undefined).mirrorServices?.map((s) => `${s.remoteRef.namespace}/${s.remoteRef.name}`), ['a/z', 'app/b']);
+});
+
+describe('Link status: the mirrors, counted and the not-mirrored ones listed', () => {
+    const failing = (namespace: string, remoteName: string, reason: MirrorOutcome['reason'] = 'InvalidService') =>
+        mirrorServiceStatus({ namespace, remoteName, mirrored: false, reason, message: 'no ports' }, undefined, T0);
+    const ok = (remoteName: string) => mirrorServiceStatus({ ...mirrored, remoteName }, undefined, T0);
+    const keys = (entries: { remoteRef: { namespace: string; name: string } }[] | undefined) => entries?.map((s) => `${s.remoteRef.namespace}/${s.remoteRef.name}`);
+
+    it('counts mirrored ones and lists only the others, sorted by namespace and name', () => {
+        const report = mirrorsReport([ok('a'), failing('app', 'b'), failing('a', 'z', 'MissingNamespace'), ok('c')]);
+        assert.deepEqual(keys(report.listed), ['a/z', 'app/b']);
+        assert.deepEqual(report.summary, {
+            services: 4,
+            mirrored: 2,
+            notMirrored: 2,
+            notMirroredByReason: [
+                { reason: 'InvalidService', services: 1 },
+                { reason: 'MissingNamespace', services: 1 },
+            ],
+            notListed: 0,
+        });
+        assert.deepEqual(desiredLinkStatus(report, undefined).mirrorServices, report.listed);
+    });
+
+    it('stays the same size however many mirrors there are: past the limit, not-mirrored ones are counted, not listed', () => {
+        const entries = [...Array.from({ length: 5000 }, (_, i) => ok(`ok-${i}`)), ...Array.from({ length: 7 }, (_, i) => failing('app', `bad-${6 - i}`))];
+        const report = mirrorsReport(entries, 3);
+        assert.deepEqual(keys(report.listed), ['app/bad-0', 'app/bad-1', 'app/bad-2']);
+        assert.equal(report.summary.notListed, 4);
+        assert.ok(JSON.stringify(desiredLinkStatus(report, undefined)).length < 2000);
+    });
+
+    it('has a ServicesMirrored condition that says how many are not mirrored and why, its time kept while its status is', () => {
+        const all = servicesMirroredCondition(mirrorsReport([ok('a'), ok('b')]).summary, undefined, T0);
+        assert.deepEqual(all, { type: 'ServicesMirrored', status: 'True', lastTransitionTime: '2026-01-01T12:00:00Z', reason: 'AllMirrored', message: 'all 2 exported remote Services are mirrored' });
+        assert.equal(servicesMirroredCondition(mirrorsReport([ok('a')]).summary, all, T0 + 60_000).lastTransitionTime, all.lastTransitionTime);
+        const some = servicesMirroredCondition(mirrorsReport([ok('a'), failing('app', 'b'), failing('app', 'c'), failing('app', 'd', 'Error')], 2).summary, all, T0 + 60_000);
+        assert.equal(some.status, 'False');
+        assert.equal(some.reason, 'NotAllMirrored');
+        assert.equal(some.lastTransitionTime, '2026-01-01T12:01:00Z');
+        assert.equal(
+            some.message,
+            "3 of 4 exported remote Services are not mirrored (Error: 1, InvalidService: 2); the first 2 are listed in status.mirrorServices, and the Link's Warning Events say why",
+        );
+        assert.equal(servicesMirroredCondition(mirrorsReport([]).summary, undefined, T0).message, 'no remote Service is exported through this Link');
     });
 });
 
@@ -87,7 +131,7 @@ describe('Link status: gatewayResolution', () => {
 describe('Link status: when to write', () => {
     const at = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
     const named = (resolvedAt: number, ttlSeconds = 30) =>
-        desiredLinkStatus([], [{ name: 'gw.example.test', addresses: ['192.0.2.1'], ttlSeconds, resolvedAt: at(resolvedAt), nextRefreshAt: at(resolvedAt + 30_000) }]);
+        desiredLinkStatus(none, [{ name: 'gw.example.test', addresses: ['192.0.2.1'], ttlSeconds, resolvedAt: at(resolvedAt), nextRefreshAt: at(resolvedAt + 30_000) }]);
 
     it('does not write a gateway name again only because it resolved again with the same answer', () => {
         assert.equal(linkStatusDiffers(named(T0), named(T0 + 10_000, 29), 60_000), false);
@@ -98,11 +142,11 @@ describe('Link status: when to write', () => {
     });
 
     it('writes at once when the addresses change', () => {
-        const moved = desiredLinkStatus([], [{ name: 'gw.example.test', addresses: ['192.0.2.2'], resolvedAt: at(T0 + 1000) }]);
+        const moved = desiredLinkStatus(none, [{ name: 'gw.example.test', addresses: ['192.0.2.2'], resolvedAt: at(T0 + 1000) }]);
         assert.equal(linkStatusDiffers(named(T0), moved, 60_000), true);
     });
 
-    const status = desiredLinkStatus([mirrorServiceStatus(mirrored, undefined, T0)], [{ name: '192.0.2.9', addresses: ['192.0.2.9'] }]);
+    const status = desiredLinkStatus(mirrorsReport([mirrorServiceStatus(mirrored, undefined, T0)]), [{ name: '192.0.2.9', addresses: ['192.0.2.9'] }]);
 
     it('sees no difference in the same status read back with keys in another order', () => {
         const readBack = JSON.parse(canonicalJson(status)) as unknown;
@@ -117,7 +161,8 @@ describe('Link status: when to write', () => {
     });
 
     it('patches our fields, and removes gatewayResolution from a Link without a gateway', () => {
-        assert.deepEqual(linkStatusPatch(desiredLinkStatus([], undefined)), { status: { mirrorServices: [], gatewayResolution: null } });
+        const summary = { services: 0, mirrored: 0, notMirrored: 0, notMirroredByReason: [], notListed: 0 };
+        assert.deepEqual(linkStatusPatch(desiredLinkStatus(none, undefined)), { status: { mirrorServices: [], mirrorSummary: summary, gatewayResolution: null } });
     });
 });
 

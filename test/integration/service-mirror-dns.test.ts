@@ -102,7 +102,7 @@ describe('gateway hostnames', () => {
         await createRemoteService(env, ns, 'web', { labels });
         await createRemoteService(env, ns, 'api', { labels, families: ['IPv4', 'IPv6'] });
         await eventually('both mirrored', async () => (await endpointsOf(env, ns, `web-${link}`)).length === 2 && (await endpointsOf(env, ns, `api-${link}`)).length === 2);
-        await eventually('both in the status', async () => (await getLink(env, linkNs, link)).status?.mirrorServices?.length === 2);
+        await eventually('both counted in the status', async () => (await getLink(env, linkNs, link)).status?.mirrorSummary?.mirrored === 2);
         await eventually('the name in the status', async () => (await resolution(link, 'steady.gw.test'))?.addresses.length === 2);
         await sleep(1000);
         const [writesBefore, queriesBefore] = [running.rest.writes.length, env.dns.queryCount('steady.gw.test', 'A')];

@@ -78,7 +78,7 @@ describe('service mirror across process restarts', () => {
         for (const name of ['api', 'web', 'db']) {
             await eventually(`the mirror of ${name}`, async () => (await endpointsOf(env, ns, `${name}-failover`)).length === 2, 90_000);
         }
-        const mirrored = async () => (await getLink(env, ctlNs, 'failover')).status?.mirrorServices?.length === 3;
+        const mirrored = async () => (await getLink(env, ctlNs, 'failover')).status?.mirrorSummary?.mirrored === 3;
         await eventually('the Link status', mirrored);
         // Let the first process settle: the status write of its first answers is behind it.
         await sleep(2000);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { collectionPath, Links, Namespaces, objectPath, Secrets } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
+import type { LinkStatus } from '../../src/servicemirror/link.js';
 import { eventually } from '../../src/testing/harness.js';
 import {
     createLink,
@@ -115,23 +116,32 @@ describe('service mirror', () => {
         await eventually('the mirror once the namespace exists', async () => (await endpointsOf(env, ns, 'web-east')).length === 1);
     });
 
-    it('lists every mirrored Service in the Link status with a Mirrored condition, and the gateway resolution', async () => {
+    it('counts every mirrored Service in the Link status, with a ServicesMirrored condition, lists only those not mirrored, and the gateway resolution', async () => {
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'status-one');
-        await eventually('the status entry', async () => {
-            const entry = (await getLink(env, linkNs, 'east')).status?.mirrorServices?.find((s) => s.remoteRef.namespace === ns);
-            return entry?.conditions?.[0]?.status === 'True';
+        const bad = `status-bad-${'x'.repeat(49)}`; // its mirror's name would be too long
+        await createRemoteService(env, ns, bad);
+        const entryOf = (status: LinkStatus | undefined, name: string) => status?.mirrorServices?.find((s) => s.remoteRef.namespace === ns && s.remoteRef.name === name);
+        await eventually('the not-mirrored one listed, the mirrored one counted', async () => {
+            const status = (await getLink(env, linkNs, 'east')).status;
+            return entryOf(status, bad)?.conditions?.[0]?.status === 'False' && (await mirrorService(env, ns, 'status-one-east')) !== undefined && !entryOf(status, 'status-one');
         });
         const status = (await getLink(env, linkNs, 'east')).status!;
-        const entry = status.mirrorServices!.find((s) => s.remoteRef.namespace === ns)!;
+        const entry = entryOf(status, bad)!;
         assert.equal(entry.controllerName, 'mesh-endpoints.io/service-mirror');
-        assert.deepEqual(entry.remoteRef, { group: 'core', kind: 'Service', name: 'status-one', namespace: ns });
-        assert.equal(entry.conditions![0]!.type, 'Mirrored');
-        assert.equal(entry.conditions![0]!.reason, 'Mirrored');
-        assert.deepEqual(entry.conditions![0]!.localRef, { group: 'core', kind: 'Service', name: 'status-one-east', namespace: ns });
+        assert.deepEqual(entry.remoteRef, { group: 'core', kind: 'Service', name: bad, namespace: ns });
+        assert.deepEqual([entry.conditions![0]!.type, entry.conditions![0]!.reason], ['Mirrored', 'InvalidService']);
+        assert.ok(status.mirrorServices!.every((s) => s.conditions?.[0]?.status === 'False'), 'mirrored Services are counted, not listed');
+        const summary = status.mirrorSummary!;
+        assert.equal(summary.services, summary.mirrored + summary.notMirrored);
+        assert.ok(summary.mirrored >= 1 && summary.notMirrored >= 1);
+        const condition = status.conditions?.find((c) => c.type === 'ServicesMirrored');
+        assert.deepEqual([condition?.status, condition?.reason], ['False', 'NotAllMirrored']);
         assert.deepEqual(status.gatewayResolution, [{ name: '192.0.2.1', addresses: ['192.0.2.1'] }]);
         const metric = await running.registry.getSingleMetric('mesh_endpoints_service_mirror_mirrored_services')?.get();
         assert.ok((metric?.values.find((v) => v.labels.link === 'east')?.value ?? 0) >= 1);
+        await deleteRemoteService(env, ns, bad);
+        await eventually('no longer listed once gone', async () => !entryOf((await getLink(env, linkNs, 'east')).status, bad));
     });
 
     it('restarts only the remote watch of the Link whose spec changed, and not on status writes', async () => {
