@@ -188,8 +188,13 @@ export class ServiceMirrorController implements Runnable {
             const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
             if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
         };
-        const service = (svc: KubeObject) => mirrorChanged(svc, svc.metadata!.name!);
-        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
+        // The event of our own create or update shows what its sync decided: nothing to undo.
+        const service = (svc: KubeObject) => this.mirrors.ownWrites.isOwn(svc) || mirrorChanged(svc, svc.metadata!.name!);
+        const deleted = (svc: KubeObject) => {
+            this.mirrors.ownWrites.forget(svc);
+            mirrorChanged(svc, svc.metadata!.name!);
+        };
+        this.services.on({ add: service, update: (_, svc) => service(svc), delete: deleted });
         this.slices.onForeignChange((_namespace, service, slice) => mirrorChanged(slice, service, 500));
 
         // A mirror skipped for want of its namespace is created once the namespace appears.

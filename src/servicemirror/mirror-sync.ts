@@ -11,6 +11,7 @@ import { isAlreadyExists, isNotFound, type KubeRest, type WriteOpts } from '../k
 import { collectionPath, Namespaces, objectPath, Services } from '../kube/resources.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
 import type { SliceOwner } from '../kube/slice-owner.js';
+import { OwnWrites } from '../kube/own-writes.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
 import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from './endpoints.js';
 import { buildHeadlessMirrorService, mirrorsAsHeadless } from './headless.js';
@@ -64,6 +65,8 @@ export interface MirrorSyncDeps {
 
 export class MirrorSync implements MirrorWrites {
     private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
+    /** The Services we created or updated last, so their watch events do not queue a sync again. */
+    readonly ownWrites = new OwnWrites();
 
     constructor(private readonly deps: MirrorSyncDeps) {}
 
@@ -161,9 +164,7 @@ export class MirrorSync implements MirrorWrites {
         if (local && !ours(local)) local = undefined;
         if (!local) {
             try {
-                const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
-                this.deps.metrics.serviceWrites.inc({ operation: 'create' });
-                return { service: created };
+                return { service: await this.createService(namespace, desired) };
             } catch (err) {
                 if (isNotFound(err)) return { reason: 'MissingNamespace', problem: `namespace ${namespace} does not exist in this cluster` };
                 if (!isAlreadyExists(err)) throw err;
@@ -179,9 +180,7 @@ export class MirrorSync implements MirrorWrites {
             // A federated Service belongs to no one cluster and has no slices.
             if (cluster === undefined) await this.deleteService(local);
             else await this.deleteMirror(namespace, name, cluster, local);
-            const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
-            this.deps.metrics.serviceWrites.inc({ operation: 'create' });
-            return { service: created };
+            return { service: await this.createService(namespace, desired) };
         }
         if (!mirrorServiceChanged(local, desired)) return { service: local };
         const spec: V1Service['spec'] = { ...local.spec, type: desired.spec?.type, ports: desired.spec?.ports };
@@ -196,7 +195,15 @@ export class MirrorSync implements MirrorWrites {
         // resourceVersion rides along: a conflict means someone wrote since our read; retried.
         const stored = await this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded);
         this.deps.metrics.serviceWrites.inc({ operation: 'update' });
+        this.ownWrites.wrote(stored);
         return { service: stored };
+    }
+
+    private async createService(namespace: string, desired: V1Service): Promise<V1Service> {
+        const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
+        this.deps.metrics.serviceWrites.inc({ operation: 'create' });
+        this.ownWrites.wrote(created);
+        return created;
     }
 
     private async syncSlices(source: MirrorSource, mirror: V1Service, remoteName: string): Promise<void> {
