@@ -65,6 +65,22 @@ describe('FederatedSync', () => {
         assert.deepEqual(writes.log, ['create ns1/web-federated', 'update ns1/web-federated', 'delete web-federated']);
     });
 
+    it('lists the members in the order the Links saw them join, whichever Link sees the remote Service first', async () => {
+        // Two Links to one remote cluster watch it apart: either may see a new member first.
+        // Later members are appended, as Linkerd does on Join: no rewrite to reorder.
+        for (const order of [['east', 'west'], ['west', 'east']]) {
+            const links = [remote('east', undefined), remote('west', undefined)];
+            const { writes, sync } = setup(links);
+            const joined: string[] = [];
+            for (const cluster of order) {
+                links[links.findIndex((l) => l.cluster === cluster)] = remote(cluster, member());
+                joined.push(`web@${cluster}`);
+                await sync.sync('ns1', 'web');
+                assert.equal(discovery(writes.local.get('web-federated')), joined.join(','));
+            }
+        }
+    });
+
     it('refuses a headless member by cluster, and leaves alone a `<name>-federated` it did not write', async () => {
         const { writes, sync } = setup([remote('east', member(undefined, { clusterIP: 'None', ports: [{ port: 80 }] }))], member());
         const outcome = await sync.sync('ns1', 'web');

@@ -151,15 +151,21 @@ describe('federated services', () => {
         await createLink(env, linkNs, { name: 'west', gatewayAddress: '192.0.2.2', selector: null, federatedSelector: { matchLabels: { 'fed-west': 'member' } } });
         const ns = await pairedNamespace(env);
         const fed = (): Promise<V1Service | undefined> => mirrorService(env, ns, 'web-federated');
-        const discovery = async () => {
-            const svc = await fed();
-            return svc && [svc.metadata?.annotations?.['multicluster.linkerd.io/remote-discovery'], svc.metadata?.annotations?.['multicluster.linkerd.io/local-discovery']];
-        };
+        // remote-discovery lists the members in the order the Links saw them join (Linkerd appends on
+        // Join), and east's and west's watches of the remote see `web` in either order: it is
+        // compared as a set. A wait that times out says what it saw last.
+        const discoveryBecomes = (remote: string | undefined, local: string | undefined) =>
+            eventually(`remote-discovery ${remote}, local-discovery ${local}`, async () => {
+                const annotations = (await fed())?.metadata?.annotations;
+                const seen = annotations && [annotations['multicluster.linkerd.io/remote-discovery']?.split(',').sort().join(), annotations['multicluster.linkerd.io/local-discovery']];
+                if (JSON.stringify(seen) !== JSON.stringify([remote, local])) throw new Error(`saw ${JSON.stringify(seen)}`);
+                return true;
+            });
         await env.remote.admin.create(collectionPath(Services, ns), {
             metadata: { name: 'web', labels: { 'mirror.linkerd.io/federated': 'member', 'fed-west': 'member', app: 'remote-web' } },
             spec: { ports: [{ name: 'http', port: 80 }] },
         });
-        await eventually('web@east,web@west', async () => JSON.stringify(await discovery()) === JSON.stringify(['web@east,web@west', undefined]));
+        await discoveryBecomes('web@east,web@west', undefined);
         const remoteOnly = (await fed())!;
         assert.equal(remoteOnly.metadata?.labels?.['mirror.linkerd.io/mirrored-service'], 'true');
         assert.equal(remoteOnly.metadata?.labels?.['mirror.linkerd.io/cluster-name'], undefined);
@@ -176,7 +182,7 @@ describe('federated services', () => {
             },
             spec: { ports: [{ name: 'http', port: 8080 }] },
         });
-        await eventually('local-discovery', async () => JSON.stringify(await discovery()) === JSON.stringify(['web@east,web@west', 'web']));
+        await discoveryBecomes('web@east,web@west', 'web');
         const withLocal = (await fed())!;
         assert.equal(withLocal.metadata?.labels?.app, 'local-web');
         assert.equal(withLocal.metadata?.labels?.evil, undefined);
@@ -188,11 +194,11 @@ describe('federated services', () => {
 
         // A remote member leaving through one Link only.
         await patchRemoteService(env, ns, 'web', { metadata: { labels: { 'fed-west': null } } });
-        await eventually('west left', async () => JSON.stringify(await discovery()) === JSON.stringify(['web@east', 'web']));
+        await discoveryBecomes('web@east', 'web');
 
         // The local member leaving.
         await env.local.admin.delete(objectPath(Services, ns, 'web'));
-        await eventually('local left', async () => JSON.stringify(await discovery()) === JSON.stringify(['web@east', undefined]));
+        await discoveryBecomes('web@east', undefined);
         assert.equal((await fed())!.metadata?.labels?.app, 'remote-web', 'the remaining member’s metadata');
 
         // The last one leaving.
