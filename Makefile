@@ -24,7 +24,7 @@ helm:
 	@echo "==> helm (from its Go module; the first build takes minutes)"
 	@bash hack/helm/build.sh >/dev/null
 
-# tsc, then dist/kube/kubeconfig.js bundled without client-node's unused generated API (hack/bundle-kubeconfig.ts).
+# Type check, then the CLI and every package it uses bundled into dist/cli/main.js (hack/bundle.ts).
 build: deps
 	npm run --silent build
 

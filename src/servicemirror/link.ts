@@ -247,7 +247,7 @@ function parsePort(text: string): number | null {
     return n !== null && n >= 1 && n <= 65535 ? n : null;
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, '\u00b5s': 1e-3, '\u03bcs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * A Go duration ("3s", "1m30s", "1.5s", "500ms") in milliseconds, or null if malformed.
@@ -257,10 +257,10 @@ const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs'
 export function parseDurationMs(text: string): number | null {
     const s = text.trim();
     if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-    const match = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(s);
+    const match = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$/.exec(s);
     if (!match) return null;
     let total = 0;
-    for (const part of (match[2] ?? '').matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
+    for (const part of (match[2] ?? '').matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g)) {
         total += Number(part[1]) * (UNIT_MS[part[2] ?? ''] ?? Number.NaN);
     }
     if (!Number.isFinite(total)) return null;

@@ -10,7 +10,9 @@ import { createPrivateKey, generateKeyPair, randomBytes, X509Certificate } from 
 import { promisify } from 'node:util';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import forge from 'node-forge';
+import type forge from 'node-forge';
+
+type Forge = typeof forge;
 
 /** PEM text of a certificate (possibly followed by others) and its private key. */
 export interface KeyPair {
@@ -32,8 +34,13 @@ const CA_COMMON_NAME = 'mesh-endpoints-webhook-ca';
 
 const generateRsa = promisify(generateKeyPair);
 
+/** node-forge is loaded when a certificate is made, not at start: most processes never make one, and loading it costs each of them about 9 MB (docs/benchmarks.md). */
+async function loadForge(): Promise<Forge> {
+    return (await import('node-forge')).default;
+}
+
 /** Off the event loop: a 2048-bit key takes 50–500 ms, which must not stall serving or the Lease. */
-async function newKey(): Promise<{ forgeKey: forge.pki.rsa.PrivateKey; forgePublic: forge.pki.rsa.PublicKey; pem: string }> {
+async function newKey(forge: Forge): Promise<{ forgeKey: forge.pki.rsa.PrivateKey; forgePublic: forge.pki.rsa.PublicKey; pem: string }> {
     const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     return {
@@ -57,7 +64,8 @@ function clockSlackMs(validityMs: number): number {
 
 /** A self-signed CA valid from `now` for `validityMs`. */
 export async function createCA(now: Date, validityMs: number): Promise<KeyPair> {
-    const key = await newKey();
+    const forge = await loadForge();
+    const key = await newKey(forge);
     const cert = forge.pki.createCertificate();
     cert.publicKey = key.forgePublic;
     cert.serialNumber = serial();
@@ -72,14 +80,15 @@ export async function createCA(now: Date, validityMs: number): Promise<KeyPair> 
         { name: 'subjectKeyIdentifier' },
     ]);
     cert.sign(key.forgeKey, forge.md.sha256.create());
-    return { cert: certificatePem(cert), key: key.pem };
+    return { cert: certificatePem(forge, cert), key: key.pem };
 }
 
 /** A serving certificate for `hosts` (DNS names and IPs), signed by `ca`. */
 export async function createServingCert(ca: KeyPair, hosts: readonly string[], now: Date, validityMs: number): Promise<KeyPair> {
+    const forge = await loadForge();
     const caCert = forge.pki.certificateFromPem(ca.cert);
     const caKey = forge.pki.privateKeyFromPem(ca.key);
-    const key = await newKey();
+    const key = await newKey(forge);
     const cert = forge.pki.createCertificate();
     cert.publicKey = key.forgePublic;
     cert.serialNumber = serial();
@@ -96,11 +105,11 @@ export async function createServingCert(ca: KeyPair, hosts: readonly string[], n
         { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
     ]);
     cert.sign(caKey, forge.md.sha256.create());
-    return { cert: certificatePem(cert), key: key.pem };
+    return { cert: certificatePem(forge, cert), key: key.pem };
 }
 
 /** forge writes CRLF line ends; everything else here (and kubectl) uses LF. */
-function certificatePem(cert: forge.pki.Certificate): string {
+function certificatePem(forge: Forge, cert: forge.pki.Certificate): string {
     return forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n');
 }
 

@@ -88,7 +88,7 @@ export async function startSoakEnv(): Promise<SoakEnv> {
         await remote.admin.create(collectionPath(Namespaces), { metadata: { name: APP_NS } });
         dns.setRecords(GATEWAY_NAME, { A: [{ address: '192.0.2.201', ttl: 2 }] });
         await createLink(env);
-        const mainJs = buildForProcesses();
+        const mainJs = await buildForProcesses();
         const common = ['--namespace', SYSTEM_NS, '--lease-duration', `${LEASE.durationMs}ms`, '--renew-deadline', `${LEASE.renewDeadlineMs}ms`, '--retry-period', `${LEASE.retryMs}ms`, '--log-level', 'info'];
         const ew = [...common, '--watch-namespace', EW_NS, '--batch-period', '100ms', '--resync-period', '30s'];
         const sm = [

@@ -1,5 +1,5 @@
 // One controller replica of the soak: `mesh-endpoints <command>` as a child process (the
-// compiled dist/cli/main.js, see build.ts), reaching
+// bundled dist/cli/main.js, see build.ts), reaching
 // the local apiserver only through its own TCP proxy (so the chaos loop can cut or stall its
 // connections) and acting as its own ServiceAccount (so the apiserver's audit log names it).
 // Its output goes to <workDir>/<name>.log, appended across restarts.
