@@ -1,12 +1,14 @@
 // Benchmark 1: the pure planners, no I/O. planSlices for one Service of 1 000, 10 000 and
 // 50 000 endpoints (initial plan, no-op re-plan against the applied result, one endpoint
-// changed), and desiredGroupsForService for 10 000 ExternalWorkloads. The applied result comes
+// changed), and the desired groups of one Service from 10 000 cached (compact) ExternalWorkloads. The applied result comes
 // from the endpointslice testkit's FakeApiserver, i.e. slices in the form the apiserver stores.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { planSlices, planSlicesSteps } from '../src/endpointslice/reconciler.js';
 import { deepFreeze, FakeApiserver, group, makeEndpoint, makeInput, range } from '../src/endpointslice/testkit.js';
 import type { ReconcileInput, SlicePlan } from '../src/endpointslice/types.js';
-import { desiredGroupsForService, desiredGroupsSteps } from '../src/externalworkloads/desired.js';
+import { compactWorkload } from '../src/externalworkloads/compact.js';
+import { desiredGroupsSteps, type DesiredForService } from '../src/externalworkloads/desired.js';
+import { completed } from '../src/endpointslice/steps.js';
 import { ipv4, makeService, makeWorkload } from '../src/externalworkloads/testkit.js';
 import { runSliced, TimeSlicer } from '../src/kube/yielding.js';
 import { timeRuns, type Report } from './stats.js';
@@ -66,15 +68,16 @@ function planSlicesBenchmark(report: Report): void {
 function desiredGroupsBenchmark(report: Report): void {
     const count = 10_000;
     const service = deepFreeze(makeService());
-    const workloads = deepFreeze(range(0, count).map((i) => makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] })));
+    // As the controller's cache holds them: compacted once, when they arrived.
+    const workloads = deepFreeze(range(0, count).map((i) => compactWorkload(makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] }))));
     let endpoints = 0;
     let problems = 0;
     const samples = timeRuns(() => {
-        const desired = desiredGroupsForService(service, workloads);
+        const desired = completed(desiredGroupsSteps(service, workloads));
         endpoints = desired.groups.reduce((n, g) => n + g.endpoints.length, 0);
         problems = desired.problems.length;
     }, 3, 15);
-    report.timing(BENCHMARK, 'desiredGroupsForService (one Service selecting every workload)', count, 'workloads', samples, {
+    report.timing(BENCHMARK, 'desired groups from cached workloads (one Service selecting every workload)', count, 'workloads', samples, {
         'endpoints desired': endpoints,
         problems,
     });
@@ -111,9 +114,10 @@ class StretchRecorder extends TimeSlicer {
 async function slicedPlanningBenchmark(report: Report): Promise<void> {
     const count = 10_000;
     const service = deepFreeze(makeService());
-    const workloads = deepFreeze(range(0, count).map((i) => makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] })));
+    // As the controller's cache holds them: compacted once, when they arrived.
+    const workloads = deepFreeze(range(0, count).map((i) => compactWorkload(makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] }))));
     const owner = { name: 'web', namespace: 'shop', uid: 'svc-uid', labels: {}, headless: false };
-    const input = (groups: ReturnType<typeof desiredGroupsForService>) => ({
+    const input = (groups: DesiredForService) => ({
         owner,
         addressTypes: groups.addressTypes,
         desired: groups.groups,
@@ -126,7 +130,7 @@ async function slicedPlanningBenchmark(report: Report): Promise<void> {
     let pauses = 0;
     for (let run = 0; run < 10; run++) {
         const started = cpuMs();
-        planSlices(input(desiredGroupsForService(service, workloads)));
+        planSlices(input(completed(desiredGroupsSteps(service, workloads))));
         const heldAtOnce = cpuMs() - started;
         const slicer = new StretchRecorder();
         const groups = await runSliced(desiredGroupsSteps(service, workloads), slicer);

@@ -22,7 +22,8 @@ import { HealthProber, type HealthCheckOptions } from './health/prober.js';
 import { ReadyWriter } from './health/ready-writer.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
-import { cacheWorkload, WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload, type WorkloadProblem } from './types.js';
+import { cacheWorkload, sameForController, SharedValues, type CachedWorkload, type CompactWorkload } from './compact.js';
+import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type WorkloadProblem } from './types.js';
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
 /**
@@ -79,10 +80,21 @@ export class ExternalWorkloadsController implements Runnable {
         const log = logFn(this.log);
         const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
         this.services = new Informer(opts.rest, { resource: Services, ...common });
-        this.workloads = new Informer(opts.rest, { resource: ExternalWorkloads, transform: cacheWorkload, ...common });
+        this.metrics = new ExternalWorkloadsMetrics(opts.registry);
+        // Cached compact (compact.ts); a version that changes nothing read here notifies no one.
+        const compacting = { keepConditions: opts.healthChecks !== undefined, shared: new SharedValues() };
+        this.workloads = new Informer(opts.rest, {
+            resource: ExternalWorkloads,
+            transform: (obj) => cacheWorkload(obj, compacting),
+            unchanged: (cached, next) => {
+                const same = sameForController(cached, next);
+                if (same) this.metrics.ignoredUpdates.inc();
+                return same;
+            },
+            ...common,
+        });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
         this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
-        this.metrics = new ExternalWorkloadsMetrics(opts.registry);
         this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, writes: this.metrics.changes, ...common });
         this.informers = [this.services, this.workloads, this.slices.informer];
         this.queue = new LeaderQueue<Key>({
@@ -217,7 +229,7 @@ export class ExternalWorkloadsController implements Runnable {
     }
 
     /** The Service's workloads, found through the label index: the cost follows what it selects, not the namespace. */
-    private selectedWorkloads(service: V1Service): { workloads: ExternalWorkload[]; malformed: WorkloadProblem[] } {
+    private selectedWorkloads(service: V1Service): { workloads: CompactWorkload[]; malformed: WorkloadProblem[] } {
         const lookups = workloadsIndexLookups(service);
         let candidates: CachedWorkload[];
         if (lookups === undefined) {
@@ -230,12 +242,12 @@ export class ExternalWorkloadsController implements Runnable {
                 if (other.length < candidates.length) candidates = other;
             }
         }
-        const workloads: ExternalWorkload[] = [];
+        const workloads: CompactWorkload[] = [];
         const malformed: WorkloadProblem[] = [];
         for (const cached of candidates) {
             if (!selectsWorkload(service, cached)) continue;
-            if (cached.parsed.ok) workloads.push(cached.parsed.workload);
-            else malformed.push(cached.parsed.problem);
+            if (cached.ok) workloads.push(cached);
+            else malformed.push(cached.problem);
         }
         return { workloads, malformed };
     }

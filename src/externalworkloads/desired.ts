@@ -11,11 +11,11 @@ import type { V1Service } from '@kubernetes/client-node';
 import { portMapKey } from '../endpointslice/index.js';
 import { completed, type Steps } from '../endpointslice/steps.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
-import { workloadAddresses } from './addresses.js';
+import { compactWorkload, type CompactWorkload } from './compact.js';
 import { hostnameFor, workloadEndpoint } from './endpoint.js';
 import { resolvePorts } from './ports.js';
 import { addressTypesForService, selectsWorkload, serviceName, servesService } from './selection.js';
-import { workloadRef, type ExternalWorkload, type ProblemDetail, type WorkloadProblem } from './types.js';
+import type { ExternalWorkload, ProblemDetail, WorkloadProblem } from './types.js';
 
 export { addressTypesForService, selectsWorkload, servesService } from './selection.js';
 
@@ -32,14 +32,15 @@ export interface DesiredForService {
 
 /**
  * `workloads` may be every workload the controller knows of: those of other namespaces or
- * not matching the selector are ignored here, so the caller need not pre-filter.
+ * not matching the selector are ignored here, so the caller need not pre-filter. Whole
+ * objects (the CLI's reports, tests) go through the same compact form the controller caches.
  */
 export function desiredGroupsForService(service: V1Service, workloads: readonly ExternalWorkload[]): DesiredForService {
-    return completed(desiredGroupsSteps(service, workloads));
+    return completed(desiredGroupsSteps(service, workloads.map((w) => compactWorkload(w))));
 }
 
-/** desiredGroupsForService in steps of one workload, for a caller that pauses between them (endpointslice/steps.ts). */
-export function* desiredGroupsSteps(service: V1Service, workloads: readonly ExternalWorkload[]): Steps<DesiredForService> {
+/** The planning itself, in steps of one workload for a caller that pauses between them (endpointslice/steps.ts); it reads only the compact form. */
+export function* desiredGroupsSteps(service: V1Service, workloads: readonly CompactWorkload[]): Steps<DesiredForService> {
     if (!servesService(service)) return { selected: false, addressTypes: [], groups: [], problems: [] };
     const addressTypes = addressTypesForService(service);
     const groups = new Map<string, DesiredGroup>();
@@ -47,13 +48,13 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Exte
 
     for (const workload of selectedInOrder(service, workloads)) {
         yield;
-        const report = (detail: ProblemDetail) => problems.push({ workload: workloadRef(workload), ...detail });
+        const { namespace, name, uid } = workload.metadata;
+        const report = (detail: ProblemDetail) => problems.push({ workload: { namespace, name, uid: uid ?? '' }, ...detail });
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.
-        const addresses = workloadAddresses(workload);
-        addresses.problems.forEach(report);
+        workload.addressProblems.forEach(report);
         const published = addressTypes.flatMap((type) => {
-            const address = addresses.byFamily[type];
+            const address = workload.addresses[type];
             return address === undefined ? [] : [{ addressType: type, address }];
         });
         if (published.length === 0) continue;
@@ -85,8 +86,8 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Exte
 }
 
 /** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. */
-function selectedInOrder(service: V1Service, workloads: readonly ExternalWorkload[]): ExternalWorkload[] {
-    const byName = new Map<string, ExternalWorkload>();
+function selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): CompactWorkload[] {
+    const byName = new Map<string, CompactWorkload>();
     for (const workload of workloads) {
         if (selectsWorkload(service, workload) && !byName.has(workload.metadata.name)) {
             byName.set(workload.metadata.name, workload);

@@ -4,7 +4,8 @@
 import type { V1Endpoint, V1Service } from '@kubernetes/client-node';
 import { isDNS1123Label } from '../endpointslice/names.js';
 import { isHeadless, serviceName } from './selection.js';
-import { WORKLOAD_API_VERSION, WORKLOAD_KIND, isWorkloadReady, type ExternalWorkload, type ProblemDetail } from './types.js';
+import type { CompactWorkload } from './compact.js';
+import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type ProblemDetail } from './types.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
@@ -15,7 +16,7 @@ export const ZONE_LABEL = 'topology.kubernetes.io/zone';
  */
 export function hostnameFor(
     service: V1Service,
-    workload: ExternalWorkload,
+    workload: CompactWorkload,
 ): { hostname?: string; problem?: ProblemDetail } {
     if (!isHeadless(service)) return {};
     const name = workload.metadata.name;
@@ -34,12 +35,11 @@ export function hostnameFor(
  */
 export function workloadEndpoint(
     service: V1Service,
-    workload: ExternalWorkload,
+    workload: CompactWorkload,
     address: string,
     hostname: string | undefined,
 ): V1Endpoint {
-    const serving = isWorkloadReady(workload);
-    const terminating = workload.metadata.deletionTimestamp != null;
+    const { ready: serving, terminating } = workload;
     const ready = service.spec?.publishNotReadyAddresses === true || (serving && !terminating);
     const { namespace, name, uid } = workload.metadata;
     const endpoint: V1Endpoint = {

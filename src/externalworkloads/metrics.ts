@@ -18,6 +18,7 @@ export class ExternalWorkloadsMetrics {
     readonly changes: Counter<'operation'>;
     readonly syncs: Counter<'result'>;
     readonly invalidInputs: Counter<'reason'>;
+    readonly ignoredUpdates: Counter;
     readonly slicesActual: Gauge;
     readonly slicesDesired: Gauge;
     readonly endpointsDesired: Gauge;
@@ -55,6 +56,11 @@ export class ExternalWorkloadsMetrics {
             name: `${prefix}invalid_inputs_total`,
             help: 'Addresses, ports, hostnames or workloads left out of slices, by reason',
             labelNames: ['reason'],
+            registers,
+        });
+        this.ignoredUpdates = new Counter({
+            name: `${prefix}workload_updates_ignored_total`,
+            help: 'ExternalWorkload updates cached without a sync: nothing the controller reads changed',
             registers,
         });
         this.slicesActual = new Gauge({ name: `${prefix}num_endpoint_slices`, help: 'EndpointSlices we manage', registers });

@@ -3,7 +3,12 @@
 // when unnamed, protocol always set) so that it compares equal to what a stored slice
 // holds: otherwise every sync would see a change and rewrite the slice.
 import type { DiscoveryV1EndpointPort, V1Service, V1ServicePort } from '@kubernetes/client-node';
-import type { ExternalWorkload } from './types.js';
+import type { WorkloadPort } from './types.js';
+
+/** What port resolution reads of a workload: its named ports (compact.ts keeps only those). */
+export interface NamedPorts {
+    ports: readonly WorkloadPort[];
+}
 
 export interface MissingNamedPort {
     servicePort: string;
@@ -25,7 +30,7 @@ export interface ResolvedPorts {
  * left out for that workload only, which puts the workload in a slice group of its own
  * rather than dropping it from the Service's other ports.
  */
-export function resolvePorts(service: V1Service, workload: ExternalWorkload): ResolvedPorts {
+export function resolvePorts(service: V1Service, workload: NamedPorts): ResolvedPorts {
     const ports: DiscoveryV1EndpointPort[] = [];
     const missing: MissingNamedPort[] = [];
     for (const servicePort of service.spec?.ports ?? []) {
@@ -50,9 +55,9 @@ export function resolvePorts(service: V1Service, workload: ExternalWorkload): Re
     return { ports, missing };
 }
 
-function namedWorkloadPort(workload: ExternalWorkload, name: string, protocol: string): number | undefined {
+function namedWorkloadPort(workload: NamedPorts, name: string, protocol: string): number | undefined {
     // The first match wins, as for container ports; duplicate names are refused by the CRD.
-    return (workload.spec.ports ?? []).find((p) => p.name === name && (p.protocol ?? 'TCP') === protocol)?.port;
+    return workload.ports.find((p) => p.name === name && (p.protocol ?? 'TCP') === protocol)?.port;
 }
 
 function servicePortLabel(port: V1ServicePort): string {

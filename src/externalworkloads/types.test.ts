@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cacheWorkload, isWorkloadReady, meshTLSOf, parseExternalWorkload, parseExternalWorkloads, type ExternalWorkload } from './types.js';
+import { isWorkloadReady, meshTLSOf, parseExternalWorkload, parseExternalWorkloads, type ExternalWorkload } from './types.js';
 import { makeWorkload } from './testkit.js';
 
 const v1alpha1 = {
@@ -101,21 +101,4 @@ describe('workload readiness', () => {
             assert.equal(isWorkloadReady(workload), ready);
         });
     }
-});
-
-describe('cacheWorkload', () => {
-    it('keeps the parsed workload, whose metadata selection reads', () => {
-        const cached = cacheWorkload({ ...makeWorkload('a'), metadata: { ...makeWorkload('a').metadata, resourceVersion: '7' } });
-        assert.equal(cached.parsed.ok, true);
-        assert.equal(cached.parsed.ok && cached.parsed.workload.metadata, cached.metadata, 'one metadata object, not a copy');
-        assert.equal(cached.metadata.resourceVersion, '7');
-    });
-
-    it('keeps of a malformed workload its problem and what selection and the cache need', () => {
-        const raw = { metadata: { name: 'bad', namespace: 'shop', uid: 'u1', resourceVersion: '9', labels: { app: 'web' } }, spec: { ports: [{ port: 0 }] } };
-        const cached = cacheWorkload(raw);
-        assert.equal(cached.parsed.ok, false);
-        assert.deepEqual(cached.metadata, { name: 'bad', namespace: 'shop', uid: 'u1', resourceVersion: '9', labels: { app: 'web' } });
-        assert.equal(!cached.parsed.ok && cached.parsed.problem.reason, 'InvalidWorkload');
-    });
 });

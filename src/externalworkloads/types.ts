@@ -187,33 +187,6 @@ export function parseExternalWorkloads(objects: readonly unknown[]): {
     return { workloads, problems };
 }
 
-/**
- * An ExternalWorkload as the controller caches it: parsed once per resourceVersion (the
- * informer's transform), the raw object dropped. Selection reads `metadata`, which is the
- * parsed workload's own when it parsed, else what the apiserver guarantees of any object.
- */
-export interface CachedWorkload {
-    apiVersion?: string;
-    kind?: string;
-    metadata: { name: string; namespace: string; uid?: string; resourceVersion?: string; labels?: Record<string, string> };
-    parsed: ParsedWorkload;
-}
-
-export function cacheWorkload(object: unknown): CachedWorkload {
-    const parsed = parseExternalWorkload(object);
-    if (parsed.ok) return { apiVersion: parsed.workload.apiVersion, kind: parsed.workload.kind, metadata: parsed.workload.metadata, parsed };
-    const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
-    const labels = isRecord(metadata.labels) && Object.values(metadata.labels).every((v) => typeof v === 'string') ? (metadata.labels as Record<string, string>) : undefined;
-    const { namespace, name, uid } = parsed.problem.workload;
-    const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
-    return { metadata: { name, namespace, uid: uid || undefined, resourceVersion, labels }, parsed };
-}
-
-export function workloadRef(workload: ExternalWorkload): WorkloadRef {
-    const { namespace, name, uid } = workload.metadata;
-    return { namespace, name, uid: uid ?? '' };
-}
-
 /** Whichever TLS block the object carries: v1beta1's `meshTLS`, else v1alpha1's `meshTls`. */
 export function meshTLSOf(workload: ExternalWorkload): MeshTLS | undefined {
     return workload.spec.meshTLS ?? workload.spec.meshTls;

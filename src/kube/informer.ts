@@ -24,6 +24,13 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
      * once per resourceVersion, so the place to parse an object or drop fields nothing reads.
      */
     transform?: (obj: KubeObject) => T;
+    /**
+     * True when a new version differs from the cached one in nothing the handlers read (as
+     * cached by `transform`): it replaces the cached one (its resourceVersion is the one to
+     * write against) but notifies no one; counted in stats.unchanged. (A method: an informer of
+     * Services still counts as an informer of KubeObjects.)
+     */
+    unchanged?(cached: T, next: T): boolean;
     /** Watch one namespace; all namespaces when undefined. */
     namespace?: string;
     labelSelector?: string;
@@ -54,6 +61,8 @@ export interface InformerStats {
     expired: number;
     errors: number;
     inactivityAborts: number;
+    /** Updates cached without notifying the handlers (InformerOptions.unchanged). */
+    unchanged: number;
 }
 
 interface ListResponse<T> {
@@ -63,7 +72,7 @@ interface ListResponse<T> {
 
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
-    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0 };
+    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, unchanged: 0 };
     private readonly handlers: InformerHandlers<T>[] = [];
     private resourceVersion = '';
     private running = false;
@@ -312,7 +321,8 @@ export class Informer<T extends KubeObject> {
         if (!old) {
             this.notify((h) => h.add?.(obj));
         } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
-            this.notify((h) => h.update?.(old, obj));
+            if (this.opts.unchanged?.(old, obj)) this.stats.unchanged++;
+            else this.notify((h) => h.update?.(old, obj));
         }
     }
 

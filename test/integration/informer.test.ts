@@ -156,6 +156,28 @@ describe('informer', () => {
         await cleanup();
     });
 
+    it('caches a version that changes nothing the handlers read without telling them', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('one'));
+        const updates: string[] = [];
+        const dataOf = (obj: KubeObject) => JSON.stringify((obj as { data?: unknown }).data);
+        const { informer, cleanup } = await proxiedInformer(ns, {
+            // The handlers read the data only.
+            unchanged: (cached: KubeObject, next: KubeObject) => dataOf(cached) === dataOf(next),
+        });
+        informer.on({ update: (_, obj) => updates.push(obj.metadata!.resourceVersion!) });
+        informer.start();
+        await informer.synced;
+        const annotated = await cluster.admin.replace<KubeObject>(objectPath(ConfigMaps, ns, 'one'), { ...cm('one'), metadata: { name: 'one', annotations: { note: 'x' } } });
+        await converged(informer, ns);
+        assert.equal(informer.store.get(ns, 'one')?.metadata?.resourceVersion, annotated.metadata?.resourceVersion, 'the cache holds the new version');
+        assert.deepEqual([updates, informer.stats.unchanged], [[], 1]);
+        const changed = await cluster.admin.replace<KubeObject>(objectPath(ConfigMaps, ns, 'one'), cm('one', 'changed'));
+        await eventually('the update to be delivered', () => updates.includes(changed.metadata!.resourceVersion!));
+        assert.equal(informer.stats.unchanged, 1);
+        await cleanup();
+    });
+
     it('reconnects after every connection is cut, and converges on what changed meanwhile', async () => {
         const ns = await cluster.namespace();
         for (const n of ['a', 'b', 'c']) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(n));

@@ -4,8 +4,9 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../../src/endpointslice/reconciler.js';
 import type { SliceOwner, SlicePlan } from '../../src/endpointslice/types.js';
 import { DEFAULT_MANAGED_BY } from '../../src/externalworkloads/controller.js';
-import { desiredGroupsForService } from '../../src/externalworkloads/desired.js';
-import { parseExternalWorkloads } from '../../src/externalworkloads/types.js';
+import { cacheWorkload, type CompactWorkload } from '../../src/externalworkloads/compact.js';
+import { desiredGroupsSteps } from '../../src/externalworkloads/desired.js';
+import { completed } from '../../src/endpointslice/steps.js';
 import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/endpoints.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
 
@@ -14,10 +15,10 @@ export function ownerOf(service: V1Service): SliceOwner {
     return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
 }
 
-/** ExternalWorkloadsController.syncService without the cluster: raw workloads → plan. */
+/** ExternalWorkloadsController.syncService without the cluster: raw workloads → their cached form → plan. */
 export function externalWorkloadsPlan(service: V1Service, rawWorkloads: unknown[], existing: V1EndpointSlice[], maxEndpointsPerSlice: number): SlicePlan {
-    const { workloads } = parseExternalWorkloads(rawWorkloads);
-    const desired = desiredGroupsForService(service, workloads);
+    const workloads = rawWorkloads.map((raw) => cacheWorkload(raw)).filter((w): w is CompactWorkload => w.ok);
+    const desired = completed(desiredGroupsSteps(service, workloads));
     return planSlices({
         owner: ownerOf(service),
         addressTypes: desired.addressTypes,

@@ -20,8 +20,8 @@ import type { Logger } from '../../kube/log.js';
 import { controllerRateLimiter } from '../../kube/ratelimit.js';
 import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { probeHttp, probeTcp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
-import { workloadAddresses } from '../addresses.js';
-import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type CachedWorkload, type ExternalWorkload } from '../types.js';
+import type { CachedWorkload, CompactWorkload, WorkloadMeta } from '../compact.js';
+import { WORKLOAD_API_VERSION, WORKLOAD_KIND } from '../types.js';
 import type { HealthCheckMetrics } from './metrics.js';
 import { describeTarget, workloadProbe, type ProbeSpec, type ProbeTarget } from './probe-spec.js';
 import { afterProbe, initialProbeState, readyToWrite, storedReadyStatus, type ProbeState } from './readiness.js';
@@ -126,16 +126,16 @@ export class HealthProber {
     private follow(cached: CachedWorkload): void {
         if (!this.leading) return;
         const key = keyOf(cached);
-        if (!cached.parsed.ok) return this.forget(key); // the controller reports it (InvalidWorkload)
-        const workload = cached.parsed.workload;
+        if (!cached.ok) return this.forget(key); // the controller reports it (InvalidWorkload)
+        const workload = cached;
         const wanted = this.probeOf(workload);
         if (wanted.kind !== 'probe') {
             this.forget(key);
-            if (wanted.kind === 'invalid') this.reportInvalid(key, workload, wanted.message);
+            if (wanted.kind === 'invalid') this.reportInvalid(key, workload.metadata, wanted.message);
             return;
         }
         this.invalid.delete(key);
-        const storedStatus = storedReadyStatus(workload.status?.conditions);
+        const storedStatus = storedReadyStatus(workload.conditions);
         const current = this.probed.get(key);
         if (current?.identity === wanted.identity) {
             current.storedStatus = storedStatus;
@@ -150,14 +150,13 @@ export class HealthProber {
         this.schedule(probed, (this.deps.random ?? Math.random)() * probed.spec.periodMs);
     }
 
-    private probeOf(workload: ExternalWorkload):
+    private probeOf(workload: CompactWorkload):
         | { kind: 'none' }
         | { kind: 'invalid'; message: string }
         | { kind: 'probe'; spec: ProbeSpec; host: string; port: number; identity: string } {
-        const probe = workloadProbe(workload.metadata.annotations, this.deps.options.defaultProbe);
+        const probe = workloadProbe(workload.probeAnnotations, this.deps.options.defaultProbe);
         if (probe.kind !== 'probe') return probe;
-        const { byFamily } = workloadAddresses(workload);
-        const address = byFamily.IPv4 ?? byFamily.IPv6;
+        const address = workload.addresses.IPv4 ?? workload.addresses.IPv6;
         if (address === undefined) return { kind: 'invalid', message: 'the workload has no usable address in spec.workloadIPs to probe' };
         const override = this.deps.options.addressOverride;
         const host = override?.host ?? address;
@@ -231,7 +230,7 @@ export class HealthProber {
         this.deps.events.record(eventObject(written.workload), ready ? 'Normal' : 'Warning', ready ? 'ProbeSucceeded' : 'ProbeFailed', `${ready ? 'Ready' : 'not Ready'}: ${what}`);
     }
 
-    private reportInvalid(key: string, workload: ExternalWorkload, message: string): void {
+    private reportInvalid(key: string, workload: WorkloadMeta, message: string): void {
         if (this.invalid.get(key) !== message) {
             this.deps.events.record(eventObject(workload), 'Warning', 'InvalidProbe', message);
         }
@@ -249,8 +248,8 @@ function keyOf(w: { metadata?: { namespace?: string; name?: string } }): string 
     return `${w.metadata?.namespace}/${w.metadata?.name}`;
 }
 
-function eventObject(w: ExternalWorkload) {
-    const { namespace, name, uid, resourceVersion } = w.metadata;
+function eventObject(w: WorkloadMeta) {
+    const { namespace, name, uid, resourceVersion } = w;
     return { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, metadata: { namespace, name, uid, resourceVersion } };
 }
 

@@ -7,7 +7,8 @@ import type { Informer } from '../../kube/informer.js';
 import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
 import { StaleCacheError } from '../../kube/slice-writer.js';
-import { parseExternalWorkload, type CachedWorkload, type ExternalWorkload } from '../types.js';
+import type { CachedWorkload, WorkloadMeta } from '../compact.js';
+import { parseExternalWorkload } from '../types.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
 
 export interface ReadyWriterDeps {
@@ -17,8 +18,8 @@ export interface ReadyWriterDeps {
     now?: () => Date;
 }
 
-/** Written (the workload as stored now), already so, or gone. */
-export type ReadyWrite = { outcome: 'written'; workload: ExternalWorkload } | { outcome: 'unchanged' } | { outcome: 'gone' };
+/** Written (the workload's metadata as stored now), already so, or gone. */
+export type ReadyWrite = { outcome: 'written'; workload: WorkloadMeta } | { outcome: 'unchanged' } | { outcome: 'gone' };
 
 export class ReadyWriter {
     constructor(private readonly deps: ReadyWriterDeps) {}
@@ -26,9 +27,8 @@ export class ReadyWriter {
     /** Throws to be retried: not the leader, a stale cache (conflict), or the apiserver's refusal. */
     async write(namespace: string, name: string, ready: boolean, message: string): Promise<ReadyWrite> {
         const cached = this.deps.workloads.store.get(namespace, name);
-        if (!cached?.parsed.ok) return { outcome: 'gone' };
-        const current = cached.parsed.workload;
-        const conditions = current.status?.conditions;
+        if (!cached?.ok) return { outcome: 'gone' };
+        const { conditions } = cached;
         if (storedReadyStatus(conditions) === (ready ? 'True' : 'False')) return { outcome: 'unchanged' };
         const previous = conditions?.find((c) => c.type === READY);
         const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date()))(), previous);
@@ -36,14 +36,14 @@ export class ReadyWriter {
             const written = await this.deps.rest.mergePatch<unknown>(
                 objectPath(ExternalWorkloads, namespace, name, 'status'),
                 {
-                    metadata: { resourceVersion: current.metadata.resourceVersion },
+                    metadata: { resourceVersion: cached.metadata.resourceVersion },
                     status: { conditions: withReadyCondition(conditions, condition) },
                 },
                 undefined,
                 { whileLeader: this.deps.isLeader },
             );
             const parsed = parseExternalWorkload(written);
-            return { outcome: 'written', workload: parsed.ok ? parsed.workload : current };
+            return { outcome: 'written', workload: parsed.ok ? parsed.workload.metadata : cached.metadata };
         } catch (err) {
             if (isNotFound(err)) return { outcome: 'gone' };
             if (isConflict(err)) throw new StaleCacheError(`${namespace}/${name} changed since cached`);
