@@ -5,6 +5,7 @@
 // cost (docs/benchmarks.md, "Where the memory goes").
 import { isDeepStrictEqual } from 'node:util';
 import type { AddressType } from '../endpointslice/types.js';
+import type { SharedValues } from '../kube/shared-values.js';
 import { workloadAddresses } from './addresses.js';
 import { PROBE_ANNOTATION } from './health/probe-spec.js';
 import { isWorkloadReady, parseExternalWorkload, type ExternalWorkload, type ProblemDetail, type WorkloadCondition, type WorkloadPort, type WorkloadProblem } from './types.js';
@@ -54,26 +55,6 @@ export interface CompactOptions {
     shared?: SharedValues;
 }
 
-/**
- * Equal values held once: the workloads of one Service mostly carry the same labels and
- * ports, and JSON.parse gives each its own copy. Shared values are frozen (nothing may
- * change one under the other workloads). Bounded: past `max` distinct values it starts over
- * (values already handed out stay valid, only their sharing with later ones is lost).
- */
-export class SharedValues {
-    private readonly values = new Map<string, unknown>();
-    constructor(private readonly max = 20_000) {}
-
-    share<T extends object>(value: T): Readonly<T> {
-        const key = JSON.stringify(value);
-        const held = this.values.get(key);
-        if (held !== undefined) return held as T;
-        if (this.values.size >= this.max) this.values.clear();
-        this.values.set(key, Object.freeze(value));
-        return value;
-    }
-}
-
 const NO_PROBLEMS: readonly ProblemDetail[] = Object.freeze([]);
 const NO_PORTS: readonly WorkloadPort[] = Object.freeze([]);
 
@@ -82,11 +63,11 @@ export function compactWorkload(workload: ExternalWorkload, opts: CompactOptions
     const { name, namespace, uid, resourceVersion, labels, annotations, deletionTimestamp } = workload.metadata;
     const { byFamily, problems } = workloadAddresses(workload);
     const named = (workload.spec.ports ?? []).filter((p) => p.name);
-    const share = <T extends object>(value: T): T => opts.shared?.share(value) ?? value;
+    const share = <T extends object>(value: T): T => opts.shared?.object(value) ?? value;
     const ports = named.map(({ name, port, protocol }) => Object.freeze({ name, port, protocol: protocol ?? 'TCP' }));
     const compact: CompactWorkload = {
         ok: true,
-        metadata: { name, namespace, uid, resourceVersion, labels: labels && share(labels) },
+        metadata: { name, namespace: opts.shared?.text(namespace) ?? namespace, uid, resourceVersion, labels: labels && share(labels) },
         ready: isWorkloadReady(workload),
         terminating: deletionTimestamp != null,
         addresses: byFamily,

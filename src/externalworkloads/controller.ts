@@ -22,7 +22,8 @@ import { HealthProber, type HealthCheckOptions } from './health/prober.js';
 import { ReadyWriter } from './health/ready-writer.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
-import { cacheWorkload, sameForController, SharedValues, type CachedWorkload, type CompactWorkload } from './compact.js';
+import { cacheWorkload, sameForController, type CachedWorkload, type CompactWorkload } from './compact.js';
+import { SharedValues } from '../kube/shared-values.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type WorkloadProblem } from './types.js';
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';

@@ -1,0 +1,31 @@
+// Equal values held once in a cache. JSON.parse gives every object its own copy of each
+// string and nested object, so ten thousand cached objects repeating the same label set,
+// port list, namespace or condition triple hold ten thousand copies of it. One of these per
+// cache hands out one frozen instance per distinct value (nothing may change it under the
+// other holders). Bounded: past `max` distinct values it starts over; values already handed
+// out stay valid, only their sharing with later ones is lost.
+export class SharedValues {
+    private readonly objects = new Map<string, unknown>();
+    private readonly strings = new Map<string, string>();
+
+    constructor(private readonly max = 20_000) {}
+
+    /** The held instance equal to `value` (compared as JSON), else `value`, frozen (shallowly: share the parts first). */
+    object<T extends object>(value: T): T {
+        const key = JSON.stringify(value);
+        const held = this.objects.get(key);
+        if (held !== undefined) return held as T;
+        if (this.objects.size >= this.max) this.objects.clear();
+        this.objects.set(key, Object.freeze(value));
+        return value;
+    }
+
+    /** The held copy of this text. */
+    text(value: string): string {
+        const held = this.strings.get(value);
+        if (held !== undefined) return held;
+        if (this.strings.size >= this.max) this.strings.clear();
+        this.strings.set(value, value);
+        return value;
+    }
+}
