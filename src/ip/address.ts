@@ -71,14 +71,17 @@ function withHexTail(text: string): string {
     return `${text.slice(0, tail.index)}${hex(a, b)}:${hex(c, d)}`;
 }
 
-/** The address as 4 or 16 bytes, as Go's net.IP.To4 / To16 would hold it. */
+/**
+ * The address as 4 or 16 bytes, as Go's net.IP.To4 / To16 would hold it. A canonical IPv4
+ * address is plain dotted decimal (parseIP checked it), so it is split, not parsed again:
+ * every address of every slice comes through here, and ipaddr.js's parser is regular expressions.
+ */
 function bytesOf(ip: CanonicalIP): number[] {
-    return ipaddr.parse(ip.address).toByteArray();
+    return ip.family === 'IPv4' ? ip.address.split('.').map(Number) : ipaddr.parse(ip.address).toByteArray();
 }
 
 /** ValidateEndpointIP (pkg/apis/core/validation/validation.go) on a canonical address. */
-function apiserverRefusal(ip: CanonicalIP): Exclude<Refusal, 'broadcast'> | undefined {
-    const b = bytesOf(ip);
+function apiserverRefusal(ip: CanonicalIP, b: number[]): Exclude<Refusal, 'broadcast'> | undefined {
     if (ip.family === 'IPv4') {
         if (b.every((x) => x === 0)) return 'unspecified'; // net.IP.IsUnspecified: 0.0.0.0
         if (b[0] === 127) return 'loopback'; // IsLoopback: 127.0.0.0/8
@@ -98,8 +101,7 @@ function apiserverRefusal(ip: CanonicalIP): Exclude<Refusal, 'broadcast'> | unde
  * limited broadcast, nor 0.0.0.0/8 ("this network"). None can be the destination of a
  * connection to a workload; publishing one would only send clients nowhere.
  */
-function policyRefusal(ip: CanonicalIP): Refusal | undefined {
-    const b = bytesOf(ip);
+function policyRefusal(ip: CanonicalIP, b: number[]): Refusal | undefined {
     if (ip.family === 'IPv4') {
         if (b[0] === 0) return 'unspecified';
         if ((b[0] ?? 0) >= 224 && (b[0] ?? 0) <= 239) return 'multicast';
@@ -125,7 +127,8 @@ export function usableEndpointIP(text: string): EndpointIP {
     const parsed = parseIP(text);
     if (!parsed.ok) return { usable: false, reason: 'invalid', why: parsed.why };
     const ip: CanonicalIP = { address: parsed.address, family: parsed.family };
-    const reason = apiserverRefusal(ip) ?? policyRefusal(ip);
+    const bytes = bytesOf(ip);
+    const reason = apiserverRefusal(ip, bytes) ?? policyRefusal(ip, bytes);
     if (reason !== undefined) return { usable: false, reason, why: `is ${DESCRIPTION[reason]}, which cannot be an endpoint` };
     return { usable: true, ...ip };
 }
@@ -141,7 +144,7 @@ export function sliceAddressProblems(address: string, addressType: AddressType):
     if (parsed.family !== addressType) return [`${JSON.stringify(address)} must be an ${addressType} address`];
     const problems: string[] = [];
     if (parsed.address !== address) problems.push(`${JSON.stringify(address)} must be in canonical form (${JSON.stringify(parsed.address)})`);
-    const refusal = apiserverRefusal(parsed);
+    const refusal = apiserverRefusal(parsed, bytesOf(parsed));
     if (refusal !== undefined) problems.push(`${JSON.stringify(address)} may not be ${DESCRIPTION[refusal]}`);
     return problems;
 }

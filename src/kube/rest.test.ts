@@ -2,7 +2,10 @@
 // (what the apiserver does with the requests is the integration tests' business).
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeRest, NotLeaderError, userAgent, VERSION } from './rest.js';
@@ -19,15 +22,26 @@ after(() => {
     server.close();
 });
 
-function client(options: ConstructorParameters<typeof KubeRest>[1] = {}): KubeRest {
+function client(options: ConstructorParameters<typeof KubeRest>[1] = {}, user: object = { token: 'not-a-secret' }): KubeRest {
     const kc = new KubeConfig();
     kc.loadFromOptions({
         clusters: [{ name: 'local', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u', token: 'not-a-secret' }],
+        users: [{ name: 'u', ...user }],
         contexts: [{ name: 'c', cluster: 'local', user: 'u' }],
         currentContext: 'c',
     });
     return new KubeRest(kc, options);
+}
+
+/** An exec credential plugin that hands out token-1, token-2, ... each already expired, so every request runs it again. */
+function countingExecPlugin(): object {
+    const dir = mkdtempSync(join(tmpdir(), 'rest-test-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const counter = join(dir, 'count');
+    writeFileSync(counter, '0');
+    const script = `const fs = require('fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n));
+process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'token-' + n, expirationTimestamp: '2000-01-01T00:00:00Z' } }));`;
+    return { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script], interactiveMode: 'Never' } };
 }
 
 describe('KubeRest', () => {
@@ -39,6 +53,20 @@ describe('KubeRest', () => {
         assert.equal(received.at(-1)!.headers['user-agent'], `mesh-endpoints/${VERSION} (external-workloads)`);
         assert.equal(userAgent(), `mesh-endpoints/${VERSION}`);
         rest.close();
+    });
+
+    it('sends fixed credentials with every request, and asks an exec plugin for each request', async () => {
+        answer = (_req, res) => res.end('{}');
+        const fixed = client();
+        await fixed.get('/a');
+        await fixed.get('/b');
+        assert.deepEqual(received.slice(-2).map((r) => r.headers.authorization), ['Bearer not-a-secret', 'Bearer not-a-secret']);
+        fixed.close();
+        const exec = client({}, countingExecPlugin());
+        await exec.get('/a');
+        await exec.get('/b');
+        assert.deepEqual(received.slice(-2).map((r) => r.headers.authorization), ['Bearer token-1', 'Bearer token-2']);
+        exec.close();
     });
 
     it('gives up on a request that gets no answer within its deadline', async () => {

@@ -69,6 +69,12 @@ export interface RequestOpts {
     whileLeader?: () => boolean;
 }
 
+/** What each request carries of the user's credentials (the TLS material is the agent's). */
+interface Credentials {
+    headers: Record<string, string>;
+    auth: string | undefined;
+}
+
 /** Options of a write: the leader guard it is sent under. */
 export type WriteOpts = Pick<RequestOpts, 'whileLeader'>;
 
@@ -102,10 +108,27 @@ function describeFailure(err: Error, signal: AbortSignal): string {
     return signal.aborted && signal.reason instanceof Error ? `${err.message} (${signal.reason.message})` : err.message;
 }
 
+/** A response's whole body as text (events, not an async iterator: this runs for every request). */
+function readBody(res: IncomingMessage): Promise<string> {
+    return new Promise((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+        res.once('error', reject);
+        // A response torn down before its end (an abort, a reset) emits neither end nor always error.
+        res.once('close', () => !res.complete && reject(new Error('response closed before its end')));
+    });
+}
+
 export class KubeRest {
     readonly server: URL;
     readonly userAgent: string;
     private agent: Agent | HttpAgent | undefined;
+    /** The credentials, when the kubeconfig fixes them (see credentials()). */
+    private fixedCredentials: Credentials | undefined;
+    private readonly hostname: string;
+    private readonly port: string | number;
+    private readonly pathPrefix: string;
     private readonly limiter: TokenBucket | undefined;
     private readonly timeoutMs: number;
     /** Every request and watch in flight, for close() to abort. */
@@ -118,6 +141,9 @@ export class KubeRest {
         const cluster = kubeConfig.getCurrentCluster();
         if (!cluster) throw new Error('kubeconfig has no current cluster');
         this.server = new URL(cluster.server);
+        this.hostname = this.server.hostname.replace(/^\[|\]$/g, '');
+        this.port = this.server.port || (this.server.protocol === 'https:' ? 443 : 80);
+        this.pathPrefix = this.server.pathname.replace(/\/$/, '');
         this.userAgent = userAgent(settings.component);
         this.limiter = settings.qps ? new TokenBucket(settings.qps, settings.burst ?? Math.max(1, Math.ceil(settings.qps))) : undefined;
         this.timeoutMs = settings.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -150,31 +176,47 @@ export class KubeRest {
         });
     }
 
-    /** Request options with fresh credentials and our shared agent. */
-    private async options(method: string, path: string, headers: Record<string, string>): Promise<RequestOptions> {
-        const opts: RequestOptions = {
-            method,
-            hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
-            port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
-            path: (this.server.pathname.replace(/\/$/, '') || '') + path,
-            headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...headers },
-        };
+    /**
+     * The headers and basic auth of the credentials, fresh for each request where they can
+     * change (an exec plugin's or auth provider's token, the in-cluster token file), asked for
+     * once where the kubeconfig fixes them (client certificates, a token). The TLS material goes
+     * to the agent once, not into each request: node's agent keys its socket pools by the
+     * request's TLS options, turning certificates into strings on every request.
+     */
+    private async credentials(): Promise<Credentials> {
+        if (this.fixedCredentials) return this.fixedCredentials;
+        const opts: RequestOptions = {};
+        // client-node builds a new agent each time (1.4.0), which we drop: ours keeps the connections.
         await this.kubeConfig.applyToHTTPSOptions(opts);
-        if (!this.agent) {
-            this.agent =
-                this.server.protocol === 'https:'
-                    ? new Agent({
-                          keepAlive: true,
-                          ca: opts.ca,
-                          cert: opts.cert,
-                          key: opts.key,
-                          rejectUnauthorized: opts.rejectUnauthorized,
-                          servername: opts.servername,
-                      })
-                    : new HttpAgent({ keepAlive: true });
-        }
-        opts.agent = this.agent;
-        return opts;
+        this.agent ??=
+            this.server.protocol === 'https:'
+                ? new Agent({
+                      keepAlive: true,
+                      ca: opts.ca,
+                      cert: opts.cert,
+                      key: opts.key,
+                      rejectUnauthorized: opts.rejectUnauthorized,
+                      servername: opts.servername,
+                  })
+                : new HttpAgent({ keepAlive: true });
+        const credentials: Credentials = { headers: (opts.headers ?? {}) as Record<string, string>, auth: opts.auth ?? undefined };
+        const user = this.kubeConfig.getCurrentUser();
+        if (user && !user.exec && !user.authProvider) this.fixedCredentials = credentials;
+        return credentials;
+    }
+
+    /** Request options with the credentials and our shared agent. */
+    private async options(method: string, path: string, headers: Record<string, string>): Promise<RequestOptions> {
+        const { headers: credentialHeaders, auth } = await this.credentials();
+        return {
+            method,
+            hostname: this.hostname,
+            port: this.port,
+            path: this.pathPrefix + path,
+            headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...credentialHeaders, ...headers },
+            auth,
+            agent: this.agent,
+        };
     }
 
     /**
@@ -226,9 +268,7 @@ export class KubeRest {
         let res: IncomingMessage;
         try {
             res = await this.send(method, path, o, signal);
-            const chunks: Buffer[] = [];
-            for await (const chunk of res) chunks.push(chunk as Buffer);
-            text = Buffer.concat(chunks).toString('utf8');
+            text = await readBody(res);
         } catch (err) {
             if (err instanceof ApiError || err instanceof NotLeaderError) throw err;
             throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, signal)}`);
@@ -287,11 +327,7 @@ export class KubeRest {
         onData: () => void,
     ): Promise<void> {
         const res = await this.send('GET', path, { query: { ...query, watch: true } }, signal);
-        if ((res.statusCode ?? 0) !== 200) {
-            const chunks: Buffer[] = [];
-            for await (const chunk of res) chunks.push(chunk as Buffer);
-            throw statusError(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
-        }
+        if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
         let pending = '';
         try {
             for await (const chunk of res) {
@@ -316,5 +352,6 @@ export class KubeRest {
         this.inFlight.clear();
         this.agent?.destroy();
         this.agent = undefined;
+        this.fixedCredentials = undefined;
     }
 }
