@@ -3,8 +3,9 @@
 // token. Tests and the demo use it; nothing here is a fake. It owns the processes and
 // the state folder of each named cluster; it knows nothing of our controllers.
 import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -95,26 +96,37 @@ function probe(url: string, ca?: Buffer): Promise<boolean> {
     });
 }
 
+/** etcd or kube-apiserver exited during start-up because a port picked for it was taken meanwhile. */
+export class PortTakenError extends Error {}
+
 async function waitFor(what: string, check: () => Promise<boolean>, pid: number, log: string, timeoutMs: number) {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
         if (await check()) return;
         if (!isAlive(pid)) {
             const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
-            throw new Error(`${what} exited during start-up; last lines of ${log}:\n${tail}`);
+            const message = `${what} exited during start-up; last lines of ${log}:\n${tail}`;
+            throw /address already in use/.test(tail) ? new PortTakenError(message) : new Error(message);
         }
         await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`${what} not ready after ${timeoutMs} ms (log: ${log})`);
 }
 
-function startProcess(binary: string, args: string[], log: string): number {
+async function startProcess(binary: string, args: string[], log: string): Promise<number> {
     const out = openSync(log, 'a');
     // Detached into its own process group: the cluster outlives `cluster up`, and `down`
     // stops the whole group.
     const child = spawn(binary, args, { detached: true, stdio: ['ignore', out, out] });
+    closeSync(out);
     child.unref();
-    return child.pid!;
+    // A failed spawn (EAGAIN, ENOMEM, no binary) has no pid and tells why in an 'error' event,
+    // which would crash the caller with no word of the cluster if nobody listened.
+    if (child.pid === undefined) {
+        const [err] = (await once(child, 'error')) as [Error];
+        throw new Error(`could not start ${binary}: ${err.message}`);
+    }
+    return child.pid;
 }
 
 function stopProcess(pid: number): Promise<void> {
@@ -171,7 +183,7 @@ export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' 
 
 async function startApiserver(bin: string, state: ClusterState): Promise<number> {
     const log = join(state.dir, 'kube-apiserver.log');
-    const pid = startProcess(join(bin, 'kube-apiserver'), apiserverArgs(state), log);
+    const pid = await startProcess(join(bin, 'kube-apiserver'), apiserverArgs(state), log);
     const caFile = join(state.dir, 'pki', 'apiserver.crt');
     await waitFor(
         'kube-apiserver',
@@ -214,8 +226,20 @@ export function kubeconfigForToken(state: ClusterState, user: string, token: str
     return kubeconfigYaml(state, ca, user, token);
 }
 
+export interface UpOptions {
+    /** The test process the cluster belongs to (ClusterState.ownerPid). */
+    ownerPid?: number;
+    /** More kube-apiserver flags (ClusterState.extraApiserverArgs). */
+    extraApiserverArgs?: string[];
+    /** Picks a free loopback port (freePort by default; a test hands out a taken one). */
+    pickPort?: () => Promise<number>;
+}
+
+/** Starts on new ports up to this many times when a port picked was taken (PortTakenError). */
+const PORT_ATTEMPTS = 3;
+
 /** Starts cluster `name`, or returns the running one. */
-export async function up(name: string, ownerPid?: number, extraApiserverArgs?: string[]): Promise<ClusterState> {
+export async function up(name: string, opts: UpOptions = {}): Promise<ClusterState> {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 40) {
         throw new Error(`cluster name "${name}" must be a DNS label of at most 40 characters`);
     }
@@ -227,31 +251,29 @@ export async function up(name: string, ownerPid?: number, extraApiserverArgs?: s
     if (existing) await down(name);
 
     const bin = await controlPlaneBinaries();
+    // Each port is picked free and released, then bound by etcd or kube-apiserver moments later
+    // (the apiserver's once etcd is ready, a second or more): any process binding a port of its
+    // own in between may take it. Such a start is brought down and made again on new ports.
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await start(name, bin, opts);
+        } catch (err) {
+            if (!(err instanceof PortTakenError) || attempt === PORT_ATTEMPTS) throw err;
+        }
+    }
+}
+
+async function start(name: string, bin: string, opts: UpOptions): Promise<ClusterState> {
+    const pickPort = opts.pickPort ?? freePort;
     const dir = join(clustersRoot(), name);
     mkdirSync(join(dir, 'pki'), { recursive: true, mode: 0o700 });
-    const [etcdPort, etcdPeerPort, apiserverPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdPort, etcdPeerPort, apiserverPort] = [await pickPort(), await pickPort(), await pickPort()];
     const adminToken = randomBytes(24).toString('hex');
     writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`, { mode: 0o600 });
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
 
-    const etcdLog = join(dir, 'etcd.log');
-    const etcdPid = startProcess(
-        join(bin, 'etcd'),
-        [
-            `--name=${name}`,
-            `--data-dir=${join(dir, 'etcd')}`,
-            `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-            `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-            `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-            `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-            `--initial-cluster=${name}=http://127.0.0.1:${etcdPeerPort}`,
-            '--unsafe-no-fsync',
-            '--log-level=warn',
-        ],
-        etcdLog,
-    );
     const state: ClusterState = {
         name,
         dir,
@@ -259,16 +281,32 @@ export async function up(name: string, ownerPid?: number, extraApiserverArgs?: s
         apiserverPort,
         etcdPort,
         adminToken,
-        etcdPid,
+        etcdPid: 0,
         apiserverPid: 0,
         kubeconfig: join(dir, 'kubeconfig'),
-        ownerPid,
-        extraApiserverArgs,
+        ownerPid: opts.ownerPid,
+        extraApiserverArgs: opts.extraApiserverArgs,
     };
-    // Written before waiting, so a failed start can still be brought down.
-    writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+    const etcdLog = join(dir, 'etcd.log');
     try {
-        await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), etcdPid, etcdLog, 60_000);
+        state.etcdPid = await startProcess(
+            join(bin, 'etcd'),
+            [
+                `--name=${name}`,
+                `--data-dir=${join(dir, 'etcd')}`,
+                `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+                `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+                `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+                `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+                `--initial-cluster=${name}=http://127.0.0.1:${etcdPeerPort}`,
+                '--unsafe-no-fsync',
+                '--log-level=warn',
+            ],
+            etcdLog,
+        );
+        // Written before waiting, so a failed start can still be brought down.
+        writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+        await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), state.etcdPid, etcdLog, 60_000);
         state.apiserverPid = await startApiserver(bin, state);
     } catch (err) {
         await down(name);

@@ -49,7 +49,7 @@ export interface LocalCluster extends TestCluster {
 
 export async function startLocalCluster(name: string, extraApiserverArgs?: string[]): Promise<LocalCluster> {
     watchdog(name);
-    const state = await up(name, process.pid, extraApiserverArgs);
+    const state = await up(name, { ownerPid: process.pid, extraApiserverArgs });
     const admin = new KubeRest(kubeConfigFor(state));
     let counter = 0;
     return {

@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ApiError, isNotFound } from '../../src/kube/rest.js';
 import { collectionPath, ConfigMaps, objectPath, Services } from '../../src/kube/resources.js';
-import { readState } from '../../src/testing/cluster.js';
+import { down, freePort, readState, up } from '../../src/testing/cluster.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';
 
 const run = promisify(execFile);
@@ -34,6 +35,29 @@ describe('local control plane', () => {
         await run(process.execPath, [...cli, 'down', name]);
         assert.ok(!isAlive(state.apiserverPid) && !isAlive(state.etcdPid), 'no process left');
         assert.ok(!existsSync(first), 'no data left');
+    });
+
+    it('starts again on new ports when a port it picked is taken before kube-apiserver binds it', async () => {
+        // Another process binds the port in the second between its pick and the apiserver's start.
+        const taken = createServer();
+        await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+        const takenPort = (taken.address() as { port: number }).port;
+        const picked: number[] = [];
+        const pickPort = async () => {
+            // etcd's two ports, then the apiserver's.
+            picked.push(picked.length === 2 ? takenPort : await freePort());
+            return picked.at(-1)!;
+        };
+        const name = `t-taken-${process.pid}`;
+        try {
+            const state = await up(name, { ownerPid: process.pid, pickPort });
+            assert.equal(picked.length, 6, 'one more start, on three new ports');
+            assert.notEqual(state.apiserverPort, takenPort);
+            assert.ok(isAlive(state.apiserverPid) && isAlive(state.etcdPid));
+        } finally {
+            await down(name);
+            taken.close();
+        }
     });
 
     it('reports the real Kubernetes version, not the unstamped placeholder', async () => {
