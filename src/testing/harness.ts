@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after } from 'node:test';
+import { after, test } from 'node:test';
 import { KubeRest } from '../kube/rest.js';
 import { collectionPath, Namespaces } from '../kube/resources.js';
 import { clustersRoot, down, kubeconfigForToken, up, type ClusterState } from './cluster.js';
@@ -80,9 +80,27 @@ export async function startLocalCluster(name: string, extraApiserverArgs?: strin
     };
 }
 
+/**
+ * A step of a test file's top-level set-up (top-level await: clusters, servers, controllers).
+ * Node 20 reports a file whose top level throws only as "test failed", its error printed far
+ * up the log: a step that fails is reported as the failing test `set-up: <what>` with its
+ * error instead, and the file goes no further (none of its tests is declared).
+ */
+export async function setUp<T>(what: string, step: () => Promise<T>): Promise<T> {
+    try {
+        return await step();
+    } catch (err) {
+        test(`set-up: ${what}`, () => {
+            throw err;
+        });
+        return new Promise<T>(() => undefined);
+    }
+}
+
 /** Call at the top level of a test file (top-level await), so the cleanup runs after the whole file. */
 export async function startTestCluster(prefix: string): Promise<TestCluster> {
-    const cluster = await startLocalCluster(`t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40));
+    const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
+    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name));
     after(() => cluster.stop());
     return cluster;
 }

@@ -60,6 +60,17 @@ describe('local control plane', () => {
         }
     });
 
+    it('reports a test file whose top-level set-up fails as the failing test of that step, with its error', async () => {
+        const file = 'test/integration/fixtures/failing-set-up.ts';
+        // A runner of its own, not a child of ours reporting to us.
+        const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+        const failed = await run(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', file], { env }).catch((e: { code: number; stdout: string }) => e);
+        assert.equal((failed as { code?: number }).code, 1);
+        const summary = failed.stdout.slice(failed.stdout.indexOf('failing tests:'));
+        assert.match(summary, /✖ set-up: a step that fails[^]*kube-apiserver exited during start-up: bind: address already in use/);
+        assert.doesNotMatch(failed.stdout, /is never declared/);
+    });
+
     it('reports the real Kubernetes version, not the unstamped placeholder', async () => {
         const version = await cluster.admin.get<{ gitVersion: string }>('/version');
         assert.match(version.gitVersion, /^v1\.\d+\.\d+$/);

@@ -16,17 +16,17 @@ import { collectionPath, Leases, Namespaces, objectPath, Secrets, Services } fro
 import { freePort } from '../../src/testing/cluster.js';
 import { applyObjects, parseManifests, renderChart, repoRoot, type ManifestObject } from '../../src/testing/chart.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, deleteRemoteService, endpointsOf, getLink, mirrorService, pairedNamespace, type MirrorEnv } from './mirror-support.js';
 import { ControllerProcess } from './process-support.js';
 import { addressesOf, createService, createWorkload, eventsAbout, setReady, slicesOf } from './support.js';
 
-const [local, remote, dns] = await Promise.all([startTestCluster('install-l'), startTestCluster('install-r'), TestDnsServer.start()]);
+const [local, remote, dns] = await Promise.all([startTestCluster('install-l'), startTestCluster('install-r'), setUp('the DNS server', () => TestDnsServer.start())]);
 after(() => dns.close());
 const env: MirrorEnv = { local, remote, dns, controllers: new Set() };
 
 const releaseNs = 'mesh-endpoints';
-await local.admin.create(collectionPath(Namespaces), { metadata: { name: releaseNs } });
+await setUp(`namespace ${releaseNs}`, () => local.admin.create(collectionPath(Namespaces), { metadata: { name: releaseNs } }));
 const ports = { externalWorkloads: await freePort(), serviceMirror: await freePort(), webhook: await freePort() };
 // What a user would set to run here: the loopback DNS server and short TTL bounds, probes to loopback,
 // the admin endpoints on loopback ports (each pod has its own network in a cluster, these share one).
@@ -40,7 +40,7 @@ const values = {
     serviceMirror: { adminPort: ports.serviceMirror, dnsServers: [dns.address], dnsMinTtl: '1s', dnsMaxTtl: '3s', probeAddressOverride: '127.0.0.1' },
     metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } },
 };
-const objects = await renderChart({ namespace: releaseNs, values, includeCrds: true });
+const objects = await setUp('helm template', () => renderChart({ namespace: releaseNs, values, includeCrds: true }));
 const monitoringCrds = parseManifests(readFileSync(join(repoRoot, 'test/integration/fixtures/monitoring-crds.yaml'), 'utf8'));
 
 interface Controller {

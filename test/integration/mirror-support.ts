@@ -24,7 +24,7 @@ import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
 import { KubeRest } from '../../src/kube/rest.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
-import { startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import { setUp, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -55,9 +55,9 @@ export async function startMirrorEnv(prefix: string): Promise<MirrorEnv> {
     after(async () => {
         await Promise.all([...controllers].map((c) => c.stop()));
     });
-    const [local, remote, dns] = await Promise.all([startTestCluster(`${prefix}-l`), startTestCluster(`${prefix}-r`), TestDnsServer.start()]);
+    const [local, remote, dns] = await Promise.all([startTestCluster(`${prefix}-l`), startTestCluster(`${prefix}-r`), setUp('the DNS server', () => TestDnsServer.start())]);
     after(() => dns.close());
-    await installCrds(local.admin);
+    await setUp('the CRDs', () => installCrds(local.admin));
     return { local, remote, dns, controllers };
 }
 
