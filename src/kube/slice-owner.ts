@@ -12,7 +12,9 @@ import { Informer } from './informer.js';
 import type { LogFn } from './log.js';
 import type { KubeRest } from './rest.js';
 import { EndpointSlices } from './resources.js';
+import { compactSlice } from './slice-cache.js';
 import { SliceWriter, StaleCacheError } from './slice-writer.js';
+import { SharedValues } from './shared-values.js';
 import type { KubeObject } from './store.js';
 
 export type OwnedSlice = V1EndpointSlice & KubeObject;
@@ -54,10 +56,12 @@ export class SliceOwner {
     readonly writer: SliceWriter;
 
     constructor(opts: SliceOwnerOptions) {
+        const shared = new SharedValues();
         this.informer = new Informer<OwnedSlice>(opts.rest, {
             resource: EndpointSlices,
             namespace: opts.namespace,
             labelSelector: `${LABEL_MANAGED_BY}=${opts.managedBy}`,
+            transform: (slice) => compactSlice(slice as OwnedSlice, shared),
             resyncMs: opts.resyncMs,
             log: opts.log,
         });

@@ -1,0 +1,31 @@
+// What a SliceOwner's cache keeps of one of its EndpointSlices: the object as served (the
+// writer sends its metadata back in an update; the planner compares its endpoints), with the
+// values its endpoints and its Service's other slices repeat held once: the condition
+// triples, the targetRef's apiVersion, kind and namespace, zones, the port list, labels and
+// ownerReferences. Measured at 11 000 workloads, a cached endpoint cost about 490 bytes.
+import type { V1Endpoint } from '@kubernetes/client-node';
+import type { SharedValues } from './shared-values.js';
+import type { KubeObject } from './store.js';
+import type { OwnedSlice } from './slice-owner.js';
+
+/** The informer's transform: `slice` is the informer's own fresh copy, so it is compacted in place. */
+export function compactSlice(slice: OwnedSlice, shared: SharedValues): OwnedSlice {
+    for (const endpoint of slice.endpoints ?? []) compactEndpoint(endpoint, shared);
+    if (slice.ports) slice.ports = shared.object(slice.ports.map((port) => shared.object(port)));
+    const metadata = slice.metadata as KubeObject['metadata'] & OwnedSlice['metadata'];
+    if (metadata?.labels) metadata.labels = shared.object(metadata.labels);
+    if (metadata?.ownerReferences) metadata.ownerReferences = shared.object(metadata.ownerReferences.map((ref) => shared.object(ref)));
+    return slice;
+}
+
+function compactEndpoint(endpoint: V1Endpoint, shared: SharedValues): void {
+    if (endpoint.conditions) endpoint.conditions = shared.object(endpoint.conditions);
+    const ref = endpoint.targetRef;
+    if (ref) {
+        if (ref.apiVersion) ref.apiVersion = shared.text(ref.apiVersion);
+        if (ref.kind) ref.kind = shared.text(ref.kind);
+        if (ref.namespace) ref.namespace = shared.text(ref.namespace);
+    }
+    if (endpoint.zone) endpoint.zone = shared.text(endpoint.zone);
+    if (endpoint.nodeName) endpoint.nodeName = shared.text(endpoint.nodeName);
+}
