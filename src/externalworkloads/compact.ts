@@ -3,7 +3,6 @@
 // at every sync of every Service that selects it. The raw object and its parsed copy are
 // dropped: measured at 11 000 workloads, they were 1 050 of the 1 354 bytes a cached workload
 // cost (docs/benchmarks.md, "Where the memory goes").
-import { isDeepStrictEqual } from 'node:util';
 import type { AddressType } from '../endpointslice/types.js';
 import type { SharedValues } from '../kube/shared-values.js';
 import { workloadAddresses } from './addresses.js';
@@ -89,14 +88,6 @@ export function cacheWorkload(object: unknown, opts: CompactOptions = {}): Cache
     const { namespace, name, uid } = parsed.problem.workload;
     const resourceVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
     return { ok: false, metadata: { name, namespace, uid: uid || undefined, resourceVersion, labels }, problem: parsed.problem };
-}
-
-/**
- * Whether two versions of a workload differ in nothing the controller reads (a status write
- * that only moved lastProbeTime, an annotation nobody reads): such an event is dropped.
- */
-export function sameForController(a: CachedWorkload, b: CachedWorkload): boolean {
-    return isDeepStrictEqual({ ...a, metadata: { ...a.metadata, resourceVersion: undefined } }, { ...b, metadata: { ...b.metadata, resourceVersion: undefined } });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

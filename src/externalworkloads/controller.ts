@@ -13,7 +13,7 @@ import { ExternalWorkloads, Services } from '../kube/resources.js';
 import { removalPlan, SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
-import type { KubeObject } from '../kube/store.js';
+import { sameButResourceVersion, type KubeObject } from '../kube/store.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import { runSliced, TimeSlicer } from '../kube/yielding.js';
 import { desiredGroupsSteps, selectsWorkload } from './desired.js';
@@ -22,7 +22,8 @@ import { HealthProber, type HealthCheckOptions } from './health/prober.js';
 import { ReadyWriter } from './health/ready-writer.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
-import { cacheWorkload, sameForController, type CachedWorkload, type CompactWorkload } from './compact.js';
+import { cacheService, type CachedService } from './cached-service.js';
+import { cacheWorkload, type CachedWorkload, type CompactWorkload } from './compact.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type WorkloadProblem } from './types.js';
 
@@ -62,7 +63,7 @@ const keyOf = (namespace: string, name: string): Key => `${namespace}/${name}`;
 
 export class ExternalWorkloadsController implements Runnable {
     readonly name = 'external-workloads';
-    readonly services: Informer<V1Service & KubeObject>;
+    readonly services: Informer<CachedService>;
     readonly workloads: Informer<CachedWorkload>;
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
@@ -80,18 +81,20 @@ export class ExternalWorkloadsController implements Runnable {
         this.log = opts.logger.child({ controller: this.name });
         const log = logFn(this.log);
         const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
-        this.services = new Informer(opts.rest, { resource: Services, ...common });
+        // Both caches keep only what is read here (cached-service.ts, compact.ts); a version that
+        // changes none of it is cached without telling anyone, and counted.
+        const ignoreUnchanged = <T extends KubeObject>(cached: T, next: T) => {
+            const same = sameButResourceVersion(cached, next);
+            if (same) this.metrics.ignoredUpdates.inc({ resource: next.kind ?? '' });
+            return same;
+        };
+        this.services = new Informer(opts.rest, { resource: Services, transform: cacheService, unchanged: ignoreUnchanged, ...common });
         this.metrics = new ExternalWorkloadsMetrics(opts.registry);
-        // Cached compact (compact.ts); a version that changes nothing read here notifies no one.
         const compacting = { keepConditions: opts.healthChecks !== undefined, shared: new SharedValues() };
         this.workloads = new Informer(opts.rest, {
             resource: ExternalWorkloads,
             transform: (obj) => cacheWorkload(obj, compacting),
-            unchanged: (cached, next) => {
-                const same = sameForController(cached, next);
-                if (same) this.metrics.ignoredUpdates.inc();
-                return same;
-            },
+            unchanged: ignoreUnchanged,
             ...common,
         });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);

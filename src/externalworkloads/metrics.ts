@@ -18,7 +18,7 @@ export class ExternalWorkloadsMetrics {
     readonly changes: Counter<'operation'>;
     readonly syncs: Counter<'result'>;
     readonly invalidInputs: Counter<'reason'>;
-    readonly ignoredUpdates: Counter;
+    readonly ignoredUpdates: Counter<'resource'>;
     readonly slicesActual: Gauge;
     readonly slicesDesired: Gauge;
     readonly endpointsDesired: Gauge;
@@ -59,8 +59,9 @@ export class ExternalWorkloadsMetrics {
             registers,
         });
         this.ignoredUpdates = new Counter({
-            name: `${prefix}workload_updates_ignored_total`,
-            help: 'ExternalWorkload updates cached without a sync: nothing the controller reads changed',
+            name: `${prefix}updates_ignored_total`,
+            help: 'Updates of Services and ExternalWorkloads cached without a sync: nothing the controller reads changed',
+            labelNames: ['resource'],
             registers,
         });
         this.slicesActual = new Gauge({ name: `${prefix}num_endpoint_slices`, help: 'EndpointSlices we manage', registers });

@@ -1,6 +1,8 @@
 // The informer's cache: objects by namespace/name, with a per-namespace index and
 // optional label indexes, so controllers read "the EndpointSlices of Service X" or
 // "the workloads of namespace Y" without scanning everything.
+import { isDeepStrictEqual } from 'node:util';
+
 export interface KubeObject {
     apiVersion?: string;
     kind?: string;
@@ -15,6 +17,15 @@ export interface KubeObject {
         deletionTimestamp?: unknown;
         [key: string]: unknown;
     };
+}
+
+/**
+ * Whether two cached versions of an object differ in nothing but their resourceVersion: with a
+ * transform that keeps only what a controller reads, a new version that changes none of it
+ * (InformerOptions.unchanged).
+ */
+export function sameButResourceVersion(a: KubeObject, b: KubeObject): boolean {
+    return isDeepStrictEqual({ ...a, metadata: { ...a.metadata, resourceVersion: undefined } }, { ...b, metadata: { ...b.metadata, resourceVersion: undefined } });
 }
 
 /** The values an object is filed under in one index; the same object must always give the same values. */
