@@ -4,7 +4,7 @@
 // through v1beta1 has its `meshTls` pruned, as with Linkerd's CRD; publishing endpoints needs
 // neither block. Parsing never throws: a malformed object becomes an InvalidWorkload
 // problem, and the controller leaves that one workload out.
-import { z } from 'zod';
+import * as z from '../zod.js';
 
 export const WORKLOAD_GROUP = 'workload.linkerd.io';
 export const WORKLOAD_KIND = 'ExternalWorkload';
@@ -99,8 +99,8 @@ export type ParsedWorkload =
     | { ok: false; problem: WorkloadProblem };
 
 // JSON written by hand (or by older clients) may carry explicit nulls for absent fields.
-function optional<T extends z.ZodType>(schema: T) {
-    return schema.nullish().transform((value) => value ?? undefined);
+function optional<T extends z.ZodMiniType>(schema: T) {
+    return z.pipe(z.nullish(schema), z.transform((value: z.output<T> | null | undefined) => value ?? undefined));
 }
 
 const timestamp = z.union([z.string(), z.date()]);
@@ -120,12 +120,12 @@ const conditionSchema = z.looseObject({
 });
 
 // Unknown fields are kept, not rejected: a newer CRD version must not make us drop workloads.
-const externalWorkloadSchema: z.ZodType<ExternalWorkload> = z.looseObject({
+const externalWorkloadSchema: z.ZodMiniType<ExternalWorkload> = z.looseObject({
     apiVersion: optional(z.string()),
     kind: optional(z.string()),
     metadata: z.looseObject({
-        name: z.string().min(1),
-        namespace: z.string().min(1),
+        name: z.string().check(z.minLength(1)),
+        namespace: z.string().check(z.minLength(1)),
         uid: optional(z.string()),
         resourceVersion: optional(z.string()),
         generation: optional(z.number()),
@@ -141,7 +141,7 @@ const externalWorkloadSchema: z.ZodType<ExternalWorkload> = z.looseObject({
             z.array(
                 z.looseObject({
                     name: optional(z.string()),
-                    port: z.number().int().min(1).max(65535),
+                    port: z.int().check(z.gte(1), z.lte(65535)),
                     protocol: optional(z.string()),
                 }),
             ),

@@ -3,7 +3,7 @@
 // Owns: the Link/LinkStatus types, parseLink, probe duration parsing. Must not do I/O, read
 // the clock or resolve gateway names (that is src/dns/); label selectors live in selector.ts.
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
-import { z } from 'zod';
+import * as z from '../zod.js';
 import { type LabelSelector, labelSelectorSchema, selectorProblem } from './selector.js';
 
 export { type LabelSelector, type LabelSelectorRequirement, matchesSelector } from './selector.js';
@@ -135,18 +135,20 @@ const DEFAULT_PROBE_PERIOD = '3s';
 const DEFAULT_PROBE_TIMEOUT = '30s';
 const DEFAULT_FAILURE_THRESHOLD = '3';
 
-const str = z.string().optional().default('');
+const str = z._default(z.optional(z.string()), '');
 
-const probeSchema = z
-    .object({
-        path: str,
-        port: str,
-        period: str,
-        timeout: z.string().optional().default(DEFAULT_PROBE_TIMEOUT),
-        failureThreshold: z.string().optional().default(DEFAULT_FAILURE_THRESHOLD),
-    })
-    .optional()
-    .default({ path: '', port: '', period: '', timeout: DEFAULT_PROBE_TIMEOUT, failureThreshold: DEFAULT_FAILURE_THRESHOLD });
+const probeSchema = z._default(
+    z.optional(
+        z.object({
+            path: str,
+            port: str,
+            period: str,
+            timeout: z._default(z.optional(z.string()), DEFAULT_PROBE_TIMEOUT),
+            failureThreshold: z._default(z.optional(z.string()), DEFAULT_FAILURE_THRESHOLD),
+        }),
+    ),
+    { path: '', port: '', period: '', timeout: DEFAULT_PROBE_TIMEOUT, failureThreshold: DEFAULT_FAILURE_THRESHOLD },
+);
 
 export const linkSpecSchema = z.object({
     targetClusterName: str,
@@ -157,27 +159,27 @@ export const linkSpecSchema = z.object({
     gatewayPort: str,
     gatewayIdentity: str,
     probeSpec: probeSchema,
-    selector: labelSelectorSchema.optional(),
-    remoteDiscoverySelector: labelSelectorSchema.optional(),
-    federatedServiceSelector: labelSelectorSchema.optional(),
-    excludedAnnotations: z.array(z.string()).optional().default([]),
-    excludedLabels: z.array(z.string()).optional().default([]),
+    selector: z.optional(labelSelectorSchema),
+    remoteDiscoverySelector: z.optional(labelSelectorSchema),
+    federatedServiceSelector: z.optional(labelSelectorSchema),
+    excludedAnnotations: z._default(z.optional(z.array(z.string())), []),
+    excludedLabels: z._default(z.optional(z.array(z.string())), []),
 });
 
 const linkObjectSchema = z.object({
-    apiVersion: z.string().refine((v) => v.startsWith(`${LINK_GROUP}/`), { message: `must be in group ${LINK_GROUP}` }),
+    apiVersion: z.string().check(z.refine((v) => v.startsWith(`${LINK_GROUP}/`), { message: `must be in group ${LINK_GROUP}` })),
     kind: z.literal('Link'),
     metadata: z.object({
-        name: z.string().min(1),
-        namespace: z.string().min(1),
-        uid: z.string().optional(),
-        resourceVersion: z.string().optional(),
-        generation: z.number().optional(),
-        creationTimestamp: z.union([z.string(), z.date().transform((d) => d.toISOString())]).optional(),
+        name: z.string().check(z.minLength(1)),
+        namespace: z.string().check(z.minLength(1)),
+        uid: z.optional(z.string()),
+        resourceVersion: z.optional(z.string()),
+        generation: z.optional(z.number()),
+        creationTimestamp: z.optional(z.union([z.string(), z.pipe(z.date(), z.transform((d: Date) => d.toISOString()))])),
     }),
     spec: linkSpecSchema,
     // Status is ours to rewrite: a malformed one must not stop the Link from being served.
-    status: z.unknown().optional(),
+    status: z.optional(z.unknown()),
 });
 
 /** Parse a Link read from the apiserver (any served version) into its v1alpha3 form. */
@@ -268,9 +270,9 @@ export function parseDurationMs(text: string): number | null {
 }
 
 const statusSchema = z.object({
-    mirrorServices: z.array(z.looseObject({ controllerName: z.string(), remoteRef: z.looseObject({ name: z.string(), namespace: z.string() }) })).optional(),
-    federatedServices: z.array(z.looseObject({ controllerName: z.string(), remoteRef: z.looseObject({ name: z.string(), namespace: z.string() }) })).optional(),
-    gatewayResolution: z.array(z.looseObject({ name: z.string(), addresses: z.array(z.string()) })).optional(),
+    mirrorServices: z.optional(z.array(z.looseObject({ controllerName: z.string(), remoteRef: z.looseObject({ name: z.string(), namespace: z.string() }) }))),
+    federatedServices: z.optional(z.array(z.looseObject({ controllerName: z.string(), remoteRef: z.looseObject({ name: z.string(), namespace: z.string() }) }))),
+    gatewayResolution: z.optional(z.array(z.looseObject({ name: z.string(), addresses: z.array(z.string()) }))),
 });
 
 function readStatus(status: unknown): LinkStatus {
@@ -278,6 +280,6 @@ function readStatus(status: unknown): LinkStatus {
     return parsed.success ? (parsed.data as LinkStatus) : {};
 }
 
-function describeZodError(error: z.ZodError): string {
+function describeZodError(error: z.core.$ZodError): string {
     return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }

@@ -1,7 +1,7 @@
 // Label selectors of a Link (selector, remoteDiscoverySelector, federatedServiceSelector) and
 // the one place that decides whether a remote Service's labels are selected by them.
 // Pure: no I/O. The rule that differs from Kubernetes is documented on matchesSelector.
-import { z } from 'zod';
+import * as z from '../zod.js';
 
 export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
@@ -19,16 +19,16 @@ export interface LabelSelector {
 export const labelSelectorSchema = z.object({
     // The CRD preserves unknown fields here, so `exported: true` (a YAML boolean) reaches us;
     // Linkerd's Go client cannot decode such a Link at all, and we reject it with a message.
-    matchLabels: z.record(z.string(), z.string()).optional(),
-    matchExpressions: z
-        .array(
+    matchLabels: z.optional(z.record(z.string(), z.string())),
+    matchExpressions: z.optional(
+        z.array(
             z.object({
                 key: z.string(),
                 operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-                values: z.array(z.string()).optional(),
+                values: z.optional(z.array(z.string())),
             }),
-        )
-        .optional(),
+        ),
+    ),
 });
 
 /** True when the selector has no requirement at all (absent, `{}`, or only empty lists). */
