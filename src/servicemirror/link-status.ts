@@ -13,11 +13,13 @@ import type { LinkEvent } from './gateway-events.js';
 import type { LinkStatus, ServiceStatus } from './link.js';
 import {
     desiredLinkStatus,
+    isMirrored,
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
     mirrorsReport,
     REMOTE_READABLE_CONDITION,
+    remoteKeyOf,
     remoteReadableCondition,
     sameJson,
     sameServiceStatus,
@@ -52,9 +54,6 @@ export interface LinkStatusSource {
     /** Whether the remote can be read, once known. */
     remote: RemoteHealth | undefined;
 }
-
-const isMirrored = (entry: ServiceStatus | undefined) => entry?.conditions?.[0]?.status === 'True';
-const remoteKeyOf = (entry: ServiceStatus) => `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
 
 export class LinkStatusBook {
     /** Remote "namespace/name" → its status entry. */

@@ -59,8 +59,9 @@ export const SERVICES_MIRRORED_CONDITION = 'ServicesMirrored';
 /** Entries of status.mirrorServices at most: the first not-mirrored Services by namespace and name. */
 export const LISTED_NOT_MIRRORED = 50;
 
-const isMirrored = (entry: ServiceStatus) => entry.conditions?.[0]?.status === 'True';
-const remoteKeyOf = (entry: ServiceStatus) => `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
+export const isMirrored = (entry: ServiceStatus | undefined) => entry?.conditions?.[0]?.status === 'True';
+/** The remote Service's "namespace/name". */
+export const remoteKeyOf = (entry: ServiceStatus) => `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
 
 /** The mirrors' part of the status: the counts, and the entries it lists. */
 export interface MirrorsReport {
