@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import { ControllerProcess } from './process-support.js';
 import { addressesOf, createService, createWorkload, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('process');
 const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
-const proxyPort = await proxy.start();
+const proxyPort = await setUp('the TCP proxy', () => proxy.start());
 after(() => proxy.stop());
 
 // The controller reaches the apiserver only through the proxy.

@@ -16,14 +16,14 @@ import { splitPem } from '../../src/webhook/certs.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../../src/webhook/conversion-webhook.js';
 import { freePort } from '../../src/testing/cluster.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { Registry } from 'prom-client';
 import { ControllerProcess } from './process-support.js';
 
 const cluster = await startTestCluster('webhook');
-await installCrds(cluster.admin);
-const ns = await cluster.namespace();
-const controllerNs = await cluster.namespace('system');
+await setUp('the CRDs', () => installCrds(cluster.admin));
+const ns = await setUp('a namespace', () => cluster.namespace());
+const controllerNs = await setUp('a namespace', () => cluster.namespace('system'));
 const SECRET = 'mesh-endpoints-conversion-webhook-cert';
 const CRD = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${WORKLOAD_CRD_NAME}`;
 

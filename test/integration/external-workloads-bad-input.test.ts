@@ -9,7 +9,7 @@ import type { ProblemReason } from '../../src/externalworkloads/types.js';
 import { ApiError } from '../../src/kube/rest.js';
 import { ExternalWorkloads, objectPath } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import {
     addressesOf,
     createService,
@@ -57,14 +57,14 @@ function beforeTheRules<T>(crd: T): T {
 }
 
 const cluster = await startTestCluster('ewbad');
-await installCrds(cluster.admin, beforeTheRules);
-const ns = await cluster.namespace();
+await setUp('the CRDs', () => installCrds(cluster.admin, beforeTheRules));
+const ns = await setUp('a namespace', () => cluster.namespace());
 for (const c of everyCase) await createWorkload(cluster, ns, c.workload);
-await installCrds(cluster.admin);
-await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ipFamilyPolicy: 'RequireDualStack', ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
-await createService(cluster, ns, { metadata: { name: 'dns' }, spec: { clusterIP: 'None', selector: { app: 'dns' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } });
+await setUp('the CRDs', () => installCrds(cluster.admin));
+await setUp('a Service', () => createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ipFamilyPolicy: 'RequireDualStack', ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } }));
+await setUp('a Service', () => createService(cluster, ns, { metadata: { name: 'dns' }, spec: { clusterIP: 'None', selector: { app: 'dns' }, ports: [{ name: 'http', port: 80, targetPort: 'http' as never }] } }));
 // A short resync: every Service syncs again and again, and a problem must still be reported once.
-const running = await runExternalWorkloads(cluster, { resyncMs: 300 });
+const running = await setUp('the external-workloads controller', () => runExternalWorkloads(cluster, { resyncMs: 300 }));
 const syncs = new SyncLog(running.controller);
 after(() => running.stop());
 

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { collectionPath, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import {
     addressesOf,
     createService,
@@ -25,8 +25,8 @@ import {
 } from './support.js';
 
 const cluster = await startTestCluster('ewb');
-await installCrds(cluster.admin);
-const running = await runExternalWorkloads(cluster);
+await setUp('the CRDs', () => installCrds(cluster.admin));
+const running = await setUp('the external-workloads controller', () => runExternalWorkloads(cluster));
 const syncs = new SyncLog(running.controller);
 after(() => running.stop());
 

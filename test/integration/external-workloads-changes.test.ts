@@ -7,7 +7,7 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { after, describe, it } from 'node:test';
 import { collectionPath, EndpointSlices, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import {
     addressesOf,
     createService,
@@ -21,8 +21,8 @@ import {
 } from './support.js';
 
 const cluster = await startTestCluster('ewc');
-await installCrds(cluster.admin);
-const running = await runExternalWorkloads(cluster);
+await setUp('the CRDs', () => installCrds(cluster.admin));
+const running = await setUp('the external-workloads controller', () => runExternalWorkloads(cluster));
 const syncs = new SyncLog(running.controller);
 after(() => running.stop());
 

@@ -5,12 +5,12 @@ import { describe, it } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node';
 import { objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { ControllerProcess } from './process-support.js';
 import { addressesOf, createService, createWorkload, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('ew-ha');
-await installCrds(cluster.admin);
+await setUp('the CRDs', () => installCrds(cluster.admin));
 
 function startReplica(identity: string, leaseNamespace: string): ControllerProcess {
     return new ControllerProcess([

@@ -5,11 +5,11 @@ import { describe, it } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node';
 import { objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { createService, createWorkload, metricValue, runExternalWorkloads, sizesOf, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('ew-scale');
-await installCrds(cluster.admin);
+await setUp('the CRDs', () => installCrds(cluster.admin));
 
 const webService = (port = 80): V1Service => ({
     metadata: { name: 'web' },

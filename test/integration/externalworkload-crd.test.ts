@@ -8,11 +8,11 @@ import { parseAllDocuments } from 'yaml';
 import { ApiError } from '../../src/kube/rest.js';
 import { collectionPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { startTestCluster } from '../../src/testing/harness.js';
+import { setUp, startTestCluster } from '../../src/testing/harness.js';
 
 const cluster = await startTestCluster('ewcrd');
-await installCrds(cluster.admin);
-const ns = await cluster.namespace();
+await setUp('the CRDs', () => installCrds(cluster.admin));
+const ns = await setUp('a namespace', () => cluster.namespace());
 
 type Version = 'v1alpha1' | 'v1beta1';
 const path = (version: Version, name?: string) => `/apis/workload.linkerd.io/${version}/namespaces/${ns}/externalworkloads${name ? `/${name}` : ''}`;

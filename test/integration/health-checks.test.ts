@@ -10,14 +10,14 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { collectionPath, ExternalWorkloads, objectPath } from '../../src/kube/resources.js';
 import type { WorkloadCondition } from '../../src/externalworkloads/types.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { ControllerProcess } from './process-support.js';
 import { createService, eventsAbout, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('health');
-await installCrds(cluster.admin);
-const ns = await cluster.namespace();
-const leaseNs = await cluster.namespace('system');
+await setUp('the CRDs', () => installCrds(cluster.admin));
+const ns = await setUp('a namespace', () => cluster.namespace());
+const leaseNs = await setUp('a namespace', () => cluster.namespace('system'));
 
 let httpStatus = 200;
 const httpServer = createHttpServer((req, res) => void res.writeHead(req.url === '/ready' ? httpStatus : 404).end());
@@ -26,8 +26,8 @@ const listen = async (server: Server) => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return (server.address() as AddressInfo).port;
 };
-const httpPort = await listen(httpServer);
-const tcpPort = await listen(tcpServer);
+const httpPort = await setUp('a probe target', () => listen(httpServer));
+const tcpPort = await setUp('a probe target', () => listen(tcpServer));
 
 const replicas: ControllerProcess[] = [];
 after(async () => {

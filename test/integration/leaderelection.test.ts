@@ -10,12 +10,12 @@ import { collectionPath, ConfigMaps, Leases, objectPath } from '../../src/kube/r
 import type { LeaseSpec } from '../../src/kube/leaderelection.js';
 import { KubeRest } from '../../src/kube/rest.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import { addressesOf, CountingRest, createService, createWorkload, metricValue, runExternalWorkloads, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('lease');
-await installCrds(cluster.admin);
+await setUp('the CRDs', () => installCrds(cluster.admin));
 const fast = { leaseDurationMs: 4000, renewDeadlineMs: 2500, retryPeriodMs: 500 };
 
 async function holder(ns: string, name: string): Promise<string> {

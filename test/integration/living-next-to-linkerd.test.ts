@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { collectionPath, EndpointSlices, objectPath, Services } from '../../src/kube/resources.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, endpointsOf, pairedNamespace, runServiceMirror, startMirrorEnv } from './mirror-support.js';
 import { addressesOf, createService, createWorkload, runExternalWorkloads, slicesOf } from './support.js';
 
 const env = await startMirrorEnv('linkerd');
 const cluster = env.local;
-const externalWorkloads = await runExternalWorkloads(cluster);
+const externalWorkloads = await setUp('the external-workloads controller', () => runExternalWorkloads(cluster));
 after(() => externalWorkloads.stop());
 
 const LINKERD_WORKLOADS = 'linkerd-external-workloads-controller';

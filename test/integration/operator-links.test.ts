@@ -11,35 +11,37 @@ import { collectionPath, Links, objectPath, Secrets, Services } from '../../src/
 import type { CheckResult } from '../../src/ops/checks.js';
 import type { GatewayLine } from '../../src/ops/gateways-report.js';
 import type { LinkReport } from '../../src/ops/links-report.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import { cli, ProbeServer } from './cli-support.js';
 import { createLink, createRemoteService, endpointsOf, getLink, hasEvent, linkObject, mirrorService, pairedNamespace, startMirrorEnv } from './mirror-support.js';
 
 const env = await startMirrorEnv('ops-link');
-const linkNs = await env.local.namespace('mc');
+const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
 const kubeconfig = env.local.state.kubeconfig;
-const probe = await ProbeServer.start();
+const probe = await setUp('the probe server', () => ProbeServer.start());
 const override = `127.0.0.1:${probe.port}`;
 const GATEWAY = 'gw-east.mesh.test';
 
 // east: a hostname gateway, probed; west: an IP gateway whose remote apiserver cannot be reached.
 env.dns.setRecords(GATEWAY, { A: [{ address: '192.0.2.10', ttl: 30 }] });
-await createLink(env, linkNs, { name: 'east', gatewayAddress: GATEWAY, probe: { path: '/ready', port: 4191, period: '500ms', timeout: '500ms', failureThreshold: '2' } });
+await setUp('the Link east', () => createLink(env, linkNs, { name: 'east', gatewayAddress: GATEWAY, probe: { path: '/ready', port: 4191, period: '500ms', timeout: '500ms', failureThreshold: '2' } }));
 const unreachable = ['apiVersion: v1', 'kind: Config', 'clusters: [{name: west, cluster: {server: "https://127.0.0.1:1"}}]', 'users: [{name: u, user: {token: t}}]', 'contexts: [{name: west, context: {cluster: west, user: u}}]', 'current-context: west', ''].join('\n');
-await env.local.admin.create(collectionPath(Secrets, linkNs), { metadata: { name: 'creds-west' }, type: 'mirror.linkerd.io/remote-kubeconfig', data: { kubeconfig: Buffer.from(unreachable).toString('base64') } });
-await env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'west', gatewayAddress: '192.0.2.20' }, 'creds-west'));
+await setUp('the Link west', () => env.local.admin.create(collectionPath(Secrets, linkNs), { metadata: { name: 'creds-west' }, type: 'mirror.linkerd.io/remote-kubeconfig', data: { kubeconfig: Buffer.from(unreachable).toString('base64') } }));
+await setUp('the Link west', () => env.local.admin.create(collectionPath(Links, linkNs), linkObject({ name: 'west', gatewayAddress: '192.0.2.20' }, 'creds-west')));
 
-const mirror = await startController(
-    'service-mirror', '--kubeconfig', kubeconfig, '--namespace', linkNs, '--admin-addr', '127.0.0.1:0', '--log-level', 'error',
-    '--dns-servers', env.dns.address, '--dns-min-ttl', '1s', '--dns-max-ttl', '3s', '--dns-stale-window', '2s', '--dns-timeout', '300ms',
-    '--probe-address-override', override, '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms',
+const mirror = await setUp('the service-mirror process', () =>
+    startController(
+        'service-mirror', '--kubeconfig', kubeconfig, '--namespace', linkNs, '--admin-addr', '127.0.0.1:0', '--log-level', 'error',
+        '--dns-servers', env.dns.address, '--dns-min-ttl', '1s', '--dns-max-ttl', '3s', '--dns-stale-window', '2s', '--dns-timeout', '300ms',
+        '--probe-address-override', override, '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms',
+    ),
 );
 after(() => mirror.stop());
 
-const app = await pairedNamespace(env);
-await createRemoteService(env, app, 'web');
-await eventually('web-east mirrored with a ready endpoint', async () => (await endpointsOf(env, app, 'web-east')).join() === 'IPv4 192.0.2.10 ready', 60_000);
-await eventually('the gateway name in the Link status', async () => (await getLink(env, linkNs, 'east')).status?.gatewayResolution?.[0]?.ttlSeconds === 30, 30_000);
+const app = await setUp('a namespace', () => pairedNamespace(env));
+await setUp('a remote Service', () => createRemoteService(env, app, 'web'));
+await setUp('the first mirror', () => eventually('web-east mirrored with a ready endpoint', async () => (await endpointsOf(env, app, 'web-east')).join() === 'IPv4 192.0.2.10 ready', 60_000));
+await setUp('the first mirror', () => eventually('the gateway name in the Link status', async () => (await getLink(env, linkNs, 'east')).status?.gatewayResolution?.[0]?.ttlSeconds === 30, 30_000));
 
 const json = async <T>(...args: string[]): Promise<T> => {
     const result = await cli(...args, '--kubeconfig', kubeconfig, '-n', linkNs, '-o', 'json');

@@ -10,16 +10,16 @@ import type { V1Service } from '@kubernetes/client-node';
 import type { CheckResult } from '../../src/ops/checks.js';
 import type { WorkloadsReport } from '../../src/ops/workloads-report.js';
 import { installCrds } from '../../src/testing/crds.js';
-import { eventually, startTestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
 import { cli, kubeconfigFile } from './cli-support.js';
 import { createService, createWorkload, runExternalWorkloads, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('ops-ew');
-await installCrds(cluster.admin);
+await setUp('the CRDs', () => installCrds(cluster.admin));
 const kubeconfig = cluster.state.kubeconfig;
-const controllerNs = await cluster.namespace('system');
-const linkNs = await cluster.namespace('mc');
-const running = await runExternalWorkloads(cluster, { leaseNamespace: controllerNs, identity: 'replica-a' });
+const controllerNs = await setUp('a namespace', () => cluster.namespace('system'));
+const linkNs = await setUp('a namespace', () => cluster.namespace('mc'));
+const running = await setUp('the external-workloads controller', () => runExternalWorkloads(cluster, { leaseNamespace: controllerNs, identity: 'replica-a' }));
 
 const check = async (...args: string[]) => {
     const result = await cli('check', '--kubeconfig', kubeconfig, '--controller-namespace', controllerNs, '-n', linkNs, ...args);

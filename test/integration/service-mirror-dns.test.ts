@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DnsBehaviour } from '../../src/testing/dns-server.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import {
     createLink,
     createRemoteService,
@@ -21,8 +21,8 @@ import {
 } from './mirror-support.js';
 
 const env = await startMirrorEnv('dns');
-const linkNs = await env.local.namespace('mc');
-const running = await runServiceMirror(env, linkNs);
+const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
+const running = await setUp('the service mirror', () => runServiceMirror(env, linkNs));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let links = 0;

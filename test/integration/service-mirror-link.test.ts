@@ -12,7 +12,7 @@ import { KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { KubeRest } from '../../src/kube/rest.js';
 import { collectionPath, EndpointSlices, Leases, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import { cli, ProbeServer } from './cli-support.js';
 import {
     createLink,
@@ -31,8 +31,8 @@ import {
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = await startMirrorEnv('sml');
-const linkNs = await env.local.namespace('mc');
-const running = await runServiceMirror(env, linkNs);
+const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
+const running = await setUp('the service mirror', () => runServiceMirror(env, linkNs));
 
 /** `kubectl apply -f -` for what `link` prints (a Secret and a Link). */
 async function applyLinkOutput(yaml: string, namespace: string): Promise<void> {

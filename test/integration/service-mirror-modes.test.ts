@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Namespace, V1Service } from '@kubernetes/client-node';
 import { collectionPath, EndpointSlices, Namespaces, objectPath, Services } from '../../src/kube/resources.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import {
     createLink,
     EXPORTED,
@@ -20,14 +20,14 @@ import {
 } from './mirror-support.js';
 
 const env = await startMirrorEnv('smm');
-const linkNs = await env.local.namespace('mc');
+const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
 const modes = {
     enableHeadlessServices: true,
     enableNamespaceCreation: true,
     localFederation: { selector: { matchLabels: { 'mirror.linkerd.io/federated': 'member' } }, excludedLabels: ['evil.linkerd/*', 'evil'], excludedAnnotations: ['evil.linkerd/*'] },
 };
-let running = await runServiceMirror(env, linkNs, modes);
-await createLink(env, linkNs, { name: 'east', gatewayAddress: '192.0.2.1', gatewayPort: '4143', federatedSelector: { matchLabels: { 'mirror.linkerd.io/federated': 'member' } } });
+let running = await setUp('the service mirror', () => runServiceMirror(env, linkNs, modes));
+await setUp('the Link east', () => createLink(env, linkNs, { name: 'east', gatewayAddress: '192.0.2.1', gatewayPort: '4143', federatedSelector: { matchLabels: { 'mirror.linkerd.io/federated': 'member' } } }));
 
 /** A remote headless Service and the slice its StatefulSet's pods would give it. */
 async function remoteStatefulSet(ns: string, name: string, pods: { hostname?: string; ip: string; ready?: boolean }[]): Promise<void> {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { collectionPath, Links, Namespaces, objectPath, Secrets } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
 import type { LinkStatus } from '../../src/servicemirror/link.js';
-import { eventually } from '../../src/testing/harness.js';
+import { eventually, setUp } from '../../src/testing/harness.js';
 import {
     createLink,
     createRemoteService,
@@ -27,8 +27,8 @@ import {
 } from './mirror-support.js';
 
 const env = await startMirrorEnv('sm');
-const linkNs = await env.local.namespace('mc');
-const running = await runServiceMirror(env, linkNs);
+const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
+const running = await setUp('the service mirror', () => runServiceMirror(env, linkNs));
 
 describe('service mirror', () => {
     it('mirrors an exported remote Service with its labels, annotations and ports, and slices pointing at the gateway', async () => {
