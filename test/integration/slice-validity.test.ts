@@ -60,8 +60,9 @@ const candidate: fc.Arbitrary<V1EndpointSlice> = fc.oneof(
     anySlice.map((s) => ({ ...s, apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { ...s.metadata, namespace: NS } })),
 );
 
+const cluster = await startTestCluster('slicevalid');
+
 describe('EndpointSlice validity against the real apiserver', async () => {
-    const cluster = await startTestCluster('slicevalid');
     const rest = new CountingRest(cluster.kubeConfig());
     await rest.create(collectionPath(Namespaces), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
 
