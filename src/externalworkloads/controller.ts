@@ -10,6 +10,7 @@ import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import { ExternalWorkloads, Services } from '../kube/resources.js';
+import { SharedValues } from '../kube/shared-values.js';
 import { removalPlan, SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
@@ -24,7 +25,6 @@ import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
 import { cacheService, type CachedService } from './cached-service.js';
 import { cacheWorkload, type CachedWorkload, type CompactWorkload } from './compact.js';
-import { SharedValues } from '../kube/shared-values.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type WorkloadProblem } from './types.js';
 
 export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
@@ -81,20 +81,20 @@ export class ExternalWorkloadsController implements Runnable {
         this.log = opts.logger.child({ controller: this.name });
         const log = logFn(this.log);
         const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
+        this.metrics = new ExternalWorkloadsMetrics(opts.registry);
         // Both caches keep only what is read here (cached-service.ts, compact.ts); a version that
         // changes none of it is cached without telling anyone, and counted.
-        const ignoreUnchanged = <T extends KubeObject>(cached: T, next: T) => {
+        const ignoreUnchanged = (resource: string) => (cached: KubeObject, next: KubeObject) => {
             const same = sameButResourceVersion(cached, next);
-            if (same) this.metrics.ignoredUpdates.inc({ resource: next.kind ?? '' });
+            if (same) this.metrics.ignoredUpdates.inc({ resource });
             return same;
         };
-        this.services = new Informer(opts.rest, { resource: Services, transform: cacheService, unchanged: ignoreUnchanged, ...common });
-        this.metrics = new ExternalWorkloadsMetrics(opts.registry);
+        this.services = new Informer<CachedService>(opts.rest, { resource: Services, transform: cacheService, unchanged: ignoreUnchanged('Service'), ...common });
         const compacting = { keepConditions: opts.healthChecks !== undefined, shared: new SharedValues() };
-        this.workloads = new Informer(opts.rest, {
+        this.workloads = new Informer<CachedWorkload>(opts.rest, {
             resource: ExternalWorkloads,
             transform: (obj) => cacheWorkload(obj, compacting),
-            unchanged: ignoreUnchanged,
+            unchanged: ignoreUnchanged(WORKLOAD_KIND),
             ...common,
         });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
