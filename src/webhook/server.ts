@@ -3,7 +3,7 @@
 // swapped in without a restart (setSecureContext); connections already open keep theirs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { parseHostPort } from '../kube/admin.js';
 import type { Logger } from '../kube/log.js';
@@ -26,6 +26,12 @@ export interface WebhookServerOptions {
 export class WebhookServer {
     private server: Server | undefined;
     private certificate: KeyPair | undefined;
+    /**
+     * Every TCP connection, TLS handshake done or not: closeAllConnections() knows only those
+     * past the handshake, and one still in it (the apiserver's, a probe's) held close() until
+     * the server's headers timeout ended it, 60-90 s later.
+     */
+    private readonly sockets = new Set<Socket>();
     private readonly reviews: Counter<'result'>;
     private readonly seconds: Histogram;
     address = '';
@@ -60,6 +66,10 @@ export class WebhookServer {
     async start(): Promise<string> {
         const tls = this.certificate ? { cert: this.certificate.cert, key: this.certificate.key } : {};
         const server = createServer(tls, (req, res) => this.handle(req, res));
+        server.on('connection', (socket: Socket) => {
+            this.sockets.add(socket);
+            socket.once('close', () => this.sockets.delete(socket));
+        });
         this.server = server;
         const { host, port } = parseHostPort(this.opts.addr);
         await new Promise<void>((resolve, reject) => {
@@ -75,8 +85,9 @@ export class WebhookServer {
     async stop(): Promise<void> {
         const server = this.server;
         if (!server) return;
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const socket of this.sockets) socket.destroy();
+        await closed;
     }
 
     private handle(req: IncomingMessage, res: ServerResponse): void {
