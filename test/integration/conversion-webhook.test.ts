@@ -39,12 +39,7 @@ const get = (version: Version, name: string) => cluster.admin.get<Workload>(path
 const tls = { identity: 'vm.ns.serviceaccount.identity.linkerd.cluster.local', serverName: 'vm.ns.svc' };
 
 function startReplica(identity: string, webhookPort: number): ControllerProcess {
-    return new ControllerProcess([
-        'external-workloads',
-        '--kubeconfig', cluster.state.kubeconfig,
-        '--namespace', controllerNs,
-        '--identity', identity,
-        '--admin-addr', '127.0.0.1:0',
+    return ControllerProcess.externalWorkloads(cluster.state.kubeconfig, controllerNs, identity, [
         '--webhook-addr', `127.0.0.1:${webhookPort}`,
         '--webhook-hosts', '127.0.0.1',
         '--webhook-check-interval', '1s',

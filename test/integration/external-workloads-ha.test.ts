@@ -6,20 +6,15 @@ import type { V1Service } from '@kubernetes/client-node';
 import { objectPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
-import { ControllerProcess } from './process-support.js';
+import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 import { addressesOf, createService, createWorkload, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('ew-ha');
 await setUp('the CRDs', () => installCrds(cluster.admin));
 
 function startReplica(identity: string, leaseNamespace: string): ControllerProcess {
-    return new ControllerProcess([
-        'external-workloads',
-        '--kubeconfig', cluster.state.kubeconfig,
-        '--namespace', leaseNamespace,
-        '--identity', identity,
-        '--admin-addr', '127.0.0.1:0',
-        '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms',
+    return ControllerProcess.externalWorkloads(cluster.state.kubeconfig, leaseNamespace, identity, [
+        ...FAST_ELECTION,
         '--batch-period', '100ms',
         '--log-level', 'warn',
     ]);

@@ -11,7 +11,7 @@ import { collectionPath, ExternalWorkloads, objectPath } from '../../src/kube/re
 import type { WorkloadCondition } from '../../src/externalworkloads/types.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
-import { ControllerProcess } from './process-support.js';
+import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 import { createService, eventsAbout, slicesOf } from './support.js';
 
 const cluster = await startTestCluster('health');
@@ -37,13 +37,8 @@ after(async () => {
 });
 
 function startReplica(identity: string): ControllerProcess {
-    const replica = new ControllerProcess([
-        'external-workloads',
-        '--kubeconfig', cluster.state.kubeconfig,
-        '--namespace', leaseNs,
-        '--identity', identity,
-        '--admin-addr', '127.0.0.1:0',
-        '--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms',
+    const replica = ControllerProcess.externalWorkloads(cluster.state.kubeconfig, leaseNs, identity, [
+        ...FAST_ELECTION,
         '--batch-period', '100ms',
         '--probe-address-override', '127.0.0.1',
         '--log-level', 'info',

@@ -13,6 +13,9 @@ interface LogLine {
     [field: string]: unknown;
 }
 
+/** Lease timings short enough for a failover test to wait seconds, not the default 15 s. */
+export const FAST_ELECTION = ['--lease-duration', '4s', '--renew-deadline', '2500ms', '--retry-period', '500ms'];
+
 export class ControllerProcess {
     readonly proc: ChildProcess;
     readonly lines: LogLine[] = [];
@@ -52,6 +55,11 @@ export class ControllerProcess {
         this.proc.stdout!.on('data', collect(true));
         this.proc.stderr!.on('data', collect(false));
         this.exit = new Promise((resolve) => this.proc.once('exit', (code) => ((this.exitCode = code), resolve(code))));
+    }
+
+    /** An external-workloads replica of the cluster of `kubeconfig`, leading through a Lease of `namespace`, with `extraArgs`. */
+    static externalWorkloads(kubeconfig: string, namespace: string, identity: string, extraArgs: string[]): ControllerProcess {
+        return new ControllerProcess(['external-workloads', '--kubeconfig', kubeconfig, '--namespace', namespace, '--identity', identity, '--admin-addr', '127.0.0.1:0', ...extraArgs]);
     }
 
     logged(msg: string | RegExp): LogLine | undefined {
