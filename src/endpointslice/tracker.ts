@@ -4,6 +4,9 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { LABEL_SERVICE_NAME } from './slice.js';
 
+/** All the tracker reads of a slice (a write's answer holds only this: see SliceWriter). */
+type SliceMetadata = Pick<V1EndpointSlice, 'metadata'>;
+
 /** Tracked in place of a generation once we deleted the slice. */
 const DELETION_EXPECTED = -1;
 
@@ -24,18 +27,18 @@ function serviceKey(namespace: string, name: string): string {
 }
 
 /** Generation, not resourceVersion: only writes of the slice's contents matter here. */
-function generationOf(slice: V1EndpointSlice): number {
+function generationOf(slice: SliceMetadata): number {
     return slice.metadata?.generation ?? 0;
 }
 
-function controllerUid(slice: V1EndpointSlice): string | undefined {
+function controllerUid(slice: SliceMetadata): string | undefined {
     return slice.metadata?.ownerReferences?.find((ref) => ref.controller)?.uid;
 }
 
 export class SliceTracker {
     private readonly byService = new Map<string, ServiceSlices>();
 
-    private keyOf(slice: V1EndpointSlice): { key: string; uid: string } | undefined {
+    private keyOf(slice: SliceMetadata): { key: string; uid: string } | undefined {
         const serviceName = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
         const uid = slice.metadata?.uid;
         if (!serviceName || !uid) return undefined;
@@ -51,13 +54,13 @@ export class SliceTracker {
         return entry;
     }
 
-    private tracked(slice: V1EndpointSlice): number | undefined {
+    private tracked(slice: SliceMetadata): number | undefined {
         const id = this.keyOf(slice);
         return id && this.byService.get(id.key)?.generations.get(id.uid);
     }
 
     /** After a create or update succeeded, with the object the apiserver returned. */
-    update(slice: V1EndpointSlice): void {
+    update(slice: SliceMetadata): void {
         const id = this.keyOf(slice);
         if (!id) return;
         const entry = this.entry(id.key);
@@ -71,17 +74,17 @@ export class SliceTracker {
     }
 
     /** After a delete was sent: the informer may still show the slice for a while. */
-    expectDeletion(slice: V1EndpointSlice): void {
+    expectDeletion(slice: SliceMetadata): void {
         const id = this.keyOf(slice);
         if (id) this.entry(id.key).generations.set(id.uid, DELETION_EXPECTED);
     }
 
-    has(slice: V1EndpointSlice): boolean {
+    has(slice: SliceMetadata): boolean {
         return this.tracked(slice) !== undefined;
     }
 
     /** False for the echo of our own write, so it does not cause another sync. */
-    shouldSync(slice: V1EndpointSlice): boolean {
+    shouldSync(slice: SliceMetadata): boolean {
         const generation = this.tracked(slice);
         return generation === undefined || generationOf(slice) > generation;
     }
@@ -90,7 +93,7 @@ export class SliceTracker {
      * Forgets a deleted slice; false when we were tracking it and did not delete it ourselves,
      * i.e. someone else removed a slice the Service still needs.
      */
-    handleDeletion(slice: V1EndpointSlice): boolean {
+    handleDeletion(slice: SliceMetadata): boolean {
         const id = this.keyOf(slice);
         const entry = id && this.byService.get(id.key);
         if (!id || !entry) return true;
@@ -105,7 +108,7 @@ export class SliceTracker {
      * missing. Generations of an earlier Service of the same name (other uid) are dropped first:
      * its slices are the garbage collector's now, not a sign of a stale cache.
      */
-    staleSlices(service: TrackedService, slicesFromInformer: readonly V1EndpointSlice[]): boolean {
+    staleSlices(service: TrackedService, slicesFromInformer: readonly SliceMetadata[]): boolean {
         const entry = this.byService.get(serviceKey(service.namespace, service.name));
         if (!entry) return false;
         if (entry.serviceUid !== undefined && entry.serviceUid !== service.uid) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeRest, NotLeaderError, userAgent, VERSION } from './rest.js';
+import { ApiError, KubeRest, METADATA_ONLY, NotLeaderError, userAgent, VERSION } from './rest.js';
 
 const received: IncomingMessage[] = [];
 let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}');
@@ -67,6 +67,24 @@ describe('KubeRest', () => {
         await exec.get('/b');
         assert.deepEqual(received.slice(-2).map((r) => r.headers.authorization), ['Bearer token-1', 'Bearer token-2']);
         exec.close();
+    });
+
+    it('asks for the stored metadata alone on a write whose caller reads nothing else, JSON otherwise', async () => {
+        answer = (_req, res) => res.end('{"kind":"PartialObjectMetadata","metadata":{"name":"s-1","generation":1}}');
+        const rest = client();
+        const created = await rest.createForMetadata('/slices', { metadata: { generateName: 's-' } }, { fieldManager: 'me' });
+        assert.deepEqual(created.metadata, { name: 's-1', generation: 1 });
+        await rest.replaceForMetadata('/slices/s-1', { metadata: { name: 's-1' } });
+        await rest.create('/slices', {});
+        assert.deepEqual(
+            received.slice(-3).map((r) => [r.method, r.headers.accept]),
+            [
+                ['POST', METADATA_ONLY],
+                ['PUT', METADATA_ONLY],
+                ['POST', 'application/json'],
+            ],
+        );
+        rest.close();
     });
 
     it('gives up on a request that gets no answer within its deadline', async () => {

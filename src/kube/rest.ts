@@ -5,6 +5,7 @@
 // compare is exactly what the apiserver stores), timeouts, streamed watches, a client-side
 // rate limit (client-go's QPS/burst token bucket), a User-Agent naming the component, and
 // close() aborting every request in flight so a shutdown never waits on a hung apiserver.
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConfig } from './kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
@@ -55,10 +56,24 @@ export const isGone = (err: unknown) => err instanceof ApiError && (err.code ===
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/**
+ * The Accept of a write whose caller reads only the stored object's metadata: the apiserver
+ * answers with a PartialObjectMetadata (or, where it cannot, the whole object), which is less
+ * for it to encode and for us to read and parse. client-go's metadata client asks the same way.
+ */
+export const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+/** What a METADATA_ONLY answer holds. */
+export interface StoredMetadata {
+    metadata?: V1ObjectMeta;
+}
+
 export interface RequestOpts {
     query?: Query;
     body?: unknown;
     contentType?: string;
+    /** The Accept header; `application/json` unless set. */
+    accept?: string;
     signal?: AbortSignal;
     timeoutMs?: number;
     /**
@@ -243,7 +258,7 @@ export class KubeRest {
 
     private async send(method: string, path: string, o: RequestOpts, signal: AbortSignal): Promise<IncomingMessage> {
         const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
-        const headers: Record<string, string> = {};
+        const headers: Record<string, string> = o.accept ? { Accept: o.accept } : {};
         if (payload !== undefined) {
             headers['Content-Type'] = o.contentType ?? 'application/json';
             // Node frames a DELETE body with neither Content-Length nor chunking; the
@@ -291,6 +306,14 @@ export class KubeRest {
     }
     replace<T>(path: string, body: T, query?: Query, write?: WriteOpts) {
         return this.request<T>('PUT', path, { body, query, ...write });
+    }
+    /** A create whose caller reads only the metadata the apiserver stored (METADATA_ONLY). */
+    createForMetadata(path: string, body: unknown, query?: Query, write?: WriteOpts) {
+        return this.request<StoredMetadata>('POST', path, { body, query, accept: METADATA_ONLY, ...write });
+    }
+    /** A replace whose caller reads only the metadata the apiserver stored (METADATA_ONLY). */
+    replaceForMetadata(path: string, body: unknown, query?: Query, write?: WriteOpts) {
+        return this.request<StoredMetadata>('PUT', path, { body, query, accept: METADATA_ONLY, ...write });
     }
     mergePatch<T>(path: string, body: unknown, query?: Query, write?: WriteOpts) {
         return this.request<T>('PATCH', path, { body, query, contentType: 'application/merge-patch+json', ...write });

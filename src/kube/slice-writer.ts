@@ -3,7 +3,8 @@
 // reject is never sent (validate.ts); the plan fails whole instead. The transport asks the
 // leader guard just before each write goes out, so a replica that lost its lease writes
 // nothing, even after waiting for the client's rate limit; every success is
-// recorded in the tracker, so the events our writes cause are recognised as ours.
+// recorded in the tracker, so the events our writes cause are recognised as ours. The tracker
+// reads only metadata, so that is all the apiserver is asked to answer with.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Counter } from 'prom-client';
 import type { SlicePlan } from '../endpointslice/types.js';
@@ -60,14 +61,14 @@ export class SliceWriter {
         }
         for (const slice of plan.creates) {
             const namespace = slice.metadata!.namespace!;
-            const created = await rest.create<V1EndpointSlice>(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);
+            const created = await rest.createForMetadata(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);
             tracker.update(created);
             changes?.inc({ operation: 'create' });
             writes++;
         }
         for (const slice of plan.updates) {
             const { namespace, name } = slice.metadata!;
-            const updated = await rest.replace<V1EndpointSlice>(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
+            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
             tracker.update(updated);
             changes?.inc({ operation: 'update' });
             writes++;
