@@ -94,6 +94,37 @@ describe('KubeRest', () => {
         rest.close();
     });
 
+    it('gives up on an answer whose body stalls past the deadline', async () => {
+        answer = (_req, res) => {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.write('{"items":['); // and never the rest
+        };
+        const rest = client({ timeoutMs: 200 });
+        await assert.rejects(rest.get('/slow'), (err: unknown) => err instanceof ApiError && err.code === 0 && /within 200 ms/.test(err.message));
+        rest.close();
+    });
+
+    it("ends a request and a watch when the caller's signal aborts", async () => {
+        answer = (req, res) => {
+            if (!req.url?.includes('watch=true')) return; // a request never answered
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'); // then the stream stays open
+        };
+        const rest = client({ timeoutMs: 60_000 });
+        const caller = new AbortController();
+        const pending = rest.get('/hangs');
+        const request = rest.request('GET', '/hangs', { signal: caller.signal });
+        const events: unknown[] = [];
+        const watch = rest.watch('/objects', {}, caller.signal, (event) => events.push(event), () => undefined);
+        await new Promise((r) => setTimeout(r, 100));
+        caller.abort(new Error('caller gave up'));
+        await assert.rejects(request, /caller gave up/);
+        await assert.rejects(watch, (err: unknown) => err instanceof ApiError && err.code === 0);
+        assert.deepEqual(events, [{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
+        rest.close();
+        await assert.rejects(pending, /client closed/); // the other request was not ended by that signal
+    });
+
     it('aborts every request in flight on close(), and stays usable', async () => {
         answer = () => undefined;
         const rest = client({ timeoutMs: 60_000 });

@@ -10,6 +10,7 @@ import type { KubeConfig } from './kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Cancellation } from './cancellation.js';
 import { TokenBucket } from './ratelimit.js';
 
 /** This package's version (package.json is two levels up from both src/kube and dist/kube). */
@@ -119,8 +120,9 @@ function statusError(code: number, text: string, retryAfter?: string): ApiError 
 }
 
 /** The transport error, with the reason when we aborted it (deadline, caller, close). */
-function describeFailure(err: Error, signal: AbortSignal): string {
-    return signal.aborted && signal.reason instanceof Error ? `${err.message} (${signal.reason.message})` : err.message;
+function describeFailure(err: Error, cancellation: Cancellation): string {
+    const { reason } = cancellation;
+    return reason instanceof Error && reason !== err ? `${err.message} (${reason.message})` : err.message;
 }
 
 /** A response's whole body as text (events, not an async iterator: this runs for every request). */
@@ -147,7 +149,7 @@ export class KubeRest {
     private readonly limiter: TokenBucket | undefined;
     private readonly timeoutMs: number;
     /** Every request and watch in flight, for close() to abort. */
-    private readonly inFlight = new Set<AbortController>();
+    private readonly inFlight = new Set<Cancellation>();
 
     constructor(
         readonly kubeConfig: KubeConfig,
@@ -170,24 +172,18 @@ export class KubeRest {
     }
 
     /** Waits for a token of the client-side rate limit; an abort ends the wait. */
-    private async throttle(signal: AbortSignal): Promise<void> {
+    private async throttle(cancellation: Cancellation): Promise<void> {
         const delay = this.limiter?.when('', Date.now()) ?? 0;
         if (delay <= 0) return;
         await new Promise<void>((resolve, reject) => {
-            const done = () => {
-                clearTimeout(timer);
-                signal.removeEventListener('abort', aborted);
-            };
-            const aborted = () => {
-                done();
-                reject(new ApiError(0, 'Transport', `request aborted while rate limited: ${String(signal.reason)}`));
-            };
             const timer = setTimeout(() => {
-                done();
+                cancellation.onCancelled(undefined);
                 resolve();
             }, delay);
-            if (signal.aborted) aborted();
-            else signal.addEventListener('abort', aborted, { once: true });
+            cancellation.onCancelled((reason) => {
+                clearTimeout(timer);
+                reject(new ApiError(0, 'Transport', `request aborted while rate limited: ${String(reason)}`));
+            });
         });
     }
 
@@ -235,28 +231,28 @@ export class KubeRest {
     }
 
     /**
-     * One AbortSignal for a request: aborted by the caller's signal, by the deadline, or by
-     * close(). `release` must be called once the response is consumed.
+     * One Cancellation for a request: by the caller's signal, by the deadline, or by close().
+     * `release` must be called once the response is consumed.
      */
-    private track(o: RequestOpts): { signal: AbortSignal; release: () => void } {
-        const controller = new AbortController();
-        const abort = (reason: unknown) => controller.abort(reason);
-        const onCallerAbort = () => abort(o.signal?.reason);
-        const timer = o.timeoutMs ? setTimeout(() => abort(new Error(`no response within ${o.timeoutMs} ms`)), o.timeoutMs) : undefined;
-        if (o.signal?.aborted) onCallerAbort();
-        else o.signal?.addEventListener('abort', onCallerAbort, { once: true });
-        this.inFlight.add(controller);
+    private track(o: RequestOpts): { cancellation: Cancellation; release: () => void } {
+        const cancellation = new Cancellation();
+        const { signal, timeoutMs } = o;
+        const onCallerAbort = signal && (() => cancellation.cancel(signal.reason));
+        const timer = timeoutMs ? setTimeout(() => cancellation.cancel(new Error(`no response within ${timeoutMs} ms`)), timeoutMs) : undefined;
+        if (signal?.aborted) onCallerAbort!();
+        else if (onCallerAbort) signal!.addEventListener('abort', onCallerAbort, { once: true });
+        this.inFlight.add(cancellation);
         return {
-            signal: controller.signal,
+            cancellation,
             release: () => {
                 clearTimeout(timer);
-                o.signal?.removeEventListener('abort', onCallerAbort);
-                this.inFlight.delete(controller);
+                if (onCallerAbort) signal!.removeEventListener('abort', onCallerAbort);
+                this.inFlight.delete(cancellation);
             },
         };
     }
 
-    private async send(method: string, path: string, o: RequestOpts, signal: AbortSignal): Promise<IncomingMessage> {
+    private async send(method: string, path: string, o: RequestOpts, cancellation: Cancellation): Promise<IncomingMessage> {
         const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
         const headers: Record<string, string> = o.accept ? { Accept: o.accept } : {};
         if (payload !== undefined) {
@@ -265,28 +261,30 @@ export class KubeRest {
             // apiserver would then read it as the start of the next request on the connection.
             headers['Content-Length'] = String(Buffer.byteLength(payload));
         }
-        await this.throttle(signal);
+        await this.throttle(cancellation);
         const opts = await this.options(method, withQuery(path, o.query), headers);
         if (o.whileLeader && !o.whileLeader()) throw new NotLeaderError();
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
-            const req = send({ ...opts, signal }, resolve);
-            req.on('error', (err) => reject(new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err, signal)}`)));
+            const req = send(opts, resolve);
+            req.on('error', (err) => reject(new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err, cancellation)}`)));
+            // Before the answer this fails the request; after it, it tears down the body being read.
+            cancellation.onCancelled(() => req.destroy(cancellation.error));
             req.end(payload);
         });
     }
 
     /** One request with a deadline (the client's timeoutMs unless `o` sets one), body included. */
     async request<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-        const { signal, release } = this.track({ timeoutMs: this.timeoutMs, ...o });
+        const { cancellation, release } = this.track({ timeoutMs: this.timeoutMs, ...o });
         let text: string;
         let res: IncomingMessage;
         try {
-            res = await this.send(method, path, o, signal);
+            res = await this.send(method, path, o, cancellation);
             text = await readBody(res);
         } catch (err) {
             if (err instanceof ApiError || err instanceof NotLeaderError) throw err;
-            throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, signal)}`);
+            throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, cancellation)}`);
         } finally {
             release();
         }
@@ -336,7 +334,7 @@ export class KubeRest {
     ): Promise<void> {
         const tracked = this.track({ signal });
         try {
-            await this.streamWatch(path, query, tracked.signal, onEvent, onData);
+            await this.streamWatch(path, query, tracked.cancellation, onEvent, onData);
         } finally {
             tracked.release();
         }
@@ -345,11 +343,11 @@ export class KubeRest {
     private async streamWatch(
         path: string,
         query: Query,
-        signal: AbortSignal,
+        cancellation: Cancellation,
         onEvent: (event: { type: string; object: unknown }) => void,
         onData: () => void,
     ): Promise<void> {
-        const res = await this.send('GET', path, { query: { ...query, watch: true } }, signal);
+        const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
         if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
         let pending = '';
         try {
@@ -371,7 +369,7 @@ export class KubeRest {
 
     /** Aborts every request and watch in flight and drops the connections; the client stays usable. */
     close(): void {
-        for (const controller of this.inFlight) controller.abort(new Error('client closed'));
+        for (const cancellation of this.inFlight) cancellation.cancel(new Error('client closed'));
         this.inFlight.clear();
         this.agent?.destroy();
         this.agent = undefined;
