@@ -25,7 +25,7 @@ const name = `transport-cost-${process.pid}`;
 const cluster = await startLocalCluster(name);
 try {
     const ns = await cluster.namespace('cost');
-    const rest = cluster.admin.fork({});
+    const rest = cluster.admin.fork({ timeoutMs: 120_000 });
     const owner = await rest.create<{ metadata: { name: string; uid: string } }>(collectionPath(Services, ns), {
         metadata: { name: 'owner' },
         spec: { ports: [{ name: 'http', port: 80 }] },
