@@ -75,13 +75,15 @@ describe('KubeRest', () => {
         const created = await rest.createForMetadata('/slices', { metadata: { generateName: 's-' } }, { fieldManager: 'me' });
         assert.deepEqual(created.metadata, { name: 's-1', generation: 1 });
         await rest.replaceForMetadata('/slices/s-1', { metadata: { name: 's-1' } });
+        await rest.mergePatchForMetadata('/workloads/w/status', { status: {} });
         await rest.create('/slices', {});
         assert.deepEqual(
-            received.slice(-3).map((r) => [r.method, r.headers.accept]),
+            received.slice(-4).map((r) => [r.method, r.headers.accept, r.headers['content-type']]),
             [
-                ['POST', METADATA_ONLY],
-                ['PUT', METADATA_ONLY],
-                ['POST', 'application/json'],
+                ['POST', METADATA_ONLY, 'application/json'],
+                ['PUT', METADATA_ONLY, 'application/json'],
+                ['PATCH', METADATA_ONLY, 'application/merge-patch+json'],
+                ['POST', 'application/json', 'application/json'],
             ],
         );
         rest.close();

@@ -316,6 +316,10 @@ export class KubeRest {
     mergePatch<T>(path: string, body: unknown, query?: Query, write?: WriteOpts) {
         return this.request<T>('PATCH', path, { body, query, contentType: 'application/merge-patch+json', ...write });
     }
+    /** A merge patch whose caller reads only the metadata the apiserver stored (METADATA_ONLY). */
+    mergePatchForMetadata(path: string, body: unknown, query?: Query, write?: WriteOpts) {
+        return this.request<StoredMetadata>('PATCH', path, { body, query, contentType: 'application/merge-patch+json', accept: METADATA_ONLY, ...write });
+    }
     delete(path: string, query?: Query, body?: unknown, write?: WriteOpts) {
         return this.request<unknown>('DELETE', path, { query, body, ...write });
     }

@@ -8,7 +8,6 @@ import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
 import { StaleCacheError } from '../../kube/slice-writer.js';
 import type { CachedWorkload, WorkloadMeta } from '../compact.js';
-import { parseExternalWorkload } from '../types.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
 
 export interface ReadyWriterDeps {
@@ -33,7 +32,7 @@ export class ReadyWriter {
         const previous = conditions?.find((c) => c.type === READY);
         const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date()))(), previous);
         try {
-            const written = await this.deps.rest.mergePatch<unknown>(
+            const { metadata: stored } = await this.deps.rest.mergePatchForMetadata(
                 objectPath(ExternalWorkloads, namespace, name, 'status'),
                 {
                     metadata: { resourceVersion: cached.metadata.resourceVersion },
@@ -42,8 +41,8 @@ export class ReadyWriter {
                 undefined,
                 { whileLeader: this.deps.isLeader },
             );
-            const parsed = parseExternalWorkload(written);
-            return { outcome: 'written', workload: parsed.ok ? parsed.workload.metadata : cached.metadata };
+            // The answer is the stored metadata alone: the Event of the transition names this version.
+            return { outcome: 'written', workload: { ...cached.metadata, uid: stored?.uid ?? cached.metadata.uid, resourceVersion: stored?.resourceVersion } };
         } catch (err) {
             if (isNotFound(err)) return { outcome: 'gone' };
             if (isConflict(err)) throw new StaleCacheError(`${namespace}/${name} changed since cached`);
