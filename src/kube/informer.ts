@@ -252,26 +252,46 @@ export class Informer<T extends KubeObject> {
         const abort = new AbortController();
         this.abort = abort;
         const path = collectionPath(this.opts.resource, this.opts.namespace);
-        const items: T[] = [];
-        let cont: string | undefined;
-        let resourceVersion = '';
-        // A large list must not hold up timers and I/O: parsing and caching it pause now and then.
-        const slicer = new TimeSlicer();
-        do {
-            const page = await this.rest.request<ListResponse<KubeObject>>('GET', path, {
+        const fetchPage = (cont: string | undefined) => {
+            const page = this.rest.request<ListResponse<KubeObject>>('GET', path, {
                 query: { ...this.baseQuery(), limit: this.opts.listPageSize ?? 500, continue: cont },
                 signal: abort.signal,
             });
-            for (const item of page.items) {
-                // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
-                const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
-                items.push(held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item));
-                if (slicer.due()) await slicer.pause();
+            // Awaited only once the page before it is cached: its failure must not count as unhandled meanwhile.
+            page.catch(() => undefined);
+            return page;
+        };
+        const items: T[] = [];
+        let resourceVersion = '';
+        // A large list must not hold up timers and I/O: parsing and caching it pause now and then.
+        const slicer = new TimeSlicer();
+        const started = performance.now();
+        let pages = 0;
+        let next: Promise<ListResponse<KubeObject>> | undefined = fetchPage(undefined);
+        try {
+            while (next) {
+                const page: ListResponse<KubeObject> = await next;
+                pages++;
+                // The apiserver serves the next page while this one is cached: its time and ours overlap.
+                next = page.metadata.continue ? fetchPage(page.metadata.continue) : undefined;
+                // Two pages are in memory at once now: each raw object is let go of once it is cached.
+                const raw = page.items as (KubeObject | undefined)[];
+                for (let i = 0; i < raw.length; i++) {
+                    const item = raw[i]!;
+                    raw[i] = undefined;
+                    // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
+                    const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
+                    items.push(held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item));
+                    if (slicer.due()) await slicer.pause();
+                }
+                resourceVersion = page.metadata.resourceVersion;
             }
-            cont = page.metadata.continue || undefined;
-            resourceVersion = page.metadata.resourceVersion;
-        } while (cont);
+        } finally {
+            // A page still in flight after a failure is not wanted.
+            if (next) abort.abort();
+        }
         await this.replace(items);
+        this.log('debug', 'listed', { items: items.length, pages, ms: Math.round(performance.now() - started) });
         this.resourceVersion = resourceVersion;
         if (!this.syncedFlag) {
             this.syncedFlag = true;

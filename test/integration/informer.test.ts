@@ -49,15 +49,20 @@ async function proxiedInformer(ns: string, extra: Partial<ConstructorParameters<
     return { proxy, informer, cleanup };
 }
 
-/** The client of the informer, recording the list pages it asks for; `beforeContinue` runs before each page after the first. */
+/**
+ * The client of the informer, recording the list pages it asks for (and, in `steps`, when, among
+ * the objects the informer caches); `beforeContinue` runs before each page after the first.
+ */
 class PageRecordingRest extends KubeRest {
     readonly pages: (string | undefined)[] = [];
+    readonly steps: string[] = [];
     beforeContinue: () => Promise<void> = async () => undefined;
 
     override async request<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
         if (method === 'GET' && o.query?.limit !== undefined) {
             const token = o.query.continue as string | undefined;
             this.pages.push(token);
+            this.steps.push(token ? 'next page' : 'first page');
             if (token) await this.beforeContinue();
         }
         return super.request<T>(method, path, o);
@@ -82,7 +87,7 @@ async function expireContinueTokens(): Promise<void> {
 }
 
 describe('informer', () => {
-    it('lists page by page, following continue tokens; an expired token starts the list over', async () => {
+    it('lists page by page, asking for the next page before caching the current one; an expired token starts the list over', async () => {
         const ns = await cluster.namespace();
         for (let i = 0; i < 7; i++) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(`page-${i}`));
         const rest = new PageRecordingRest(cluster.kubeConfig());
@@ -94,7 +99,11 @@ describe('informer', () => {
             await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('page-late'));
             await expireContinueTokens();
         };
-        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, listPageSize: 3, backoffInitialMs: 50 });
+        const transform = (obj: KubeObject) => {
+            rest.steps.push('cache');
+            return obj;
+        };
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, listPageSize: 3, backoffInitialMs: 50, transform });
         informer.start();
         await informer.synced;
         try {
@@ -104,6 +113,9 @@ describe('informer', () => {
             // First list: page 1, then its continue fails; second list: 3 pages of 3, 3 and 2.
             assert.equal(rest.pages.length, 5, `pages asked for: ${JSON.stringify(rest.pages)}`);
             assert.deepEqual(rest.pages.map((token) => token !== undefined), [false, true, false, true, true]);
+            // The apiserver serves a page while the informer caches the one before.
+            const secondList = rest.steps.slice(rest.steps.lastIndexOf('first page'));
+            assert.deepEqual(secondList, ['first page', 'next page', 'cache', 'cache', 'cache', 'next page', 'cache', 'cache', 'cache', 'cache', 'cache']);
         } finally {
             await informer.stop();
             rest.close();
