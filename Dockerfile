@@ -25,4 +25,5 @@ COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/dist ./dist
 USER 65532:65532
 EXPOSE 9990 9999
-ENTRYPOINT ["/nodejs/bin/node", "/app/dist/cli/main.js"]
+# The node flags of src/cli/main.ts's first line (why there; src/cli/bundle.test.ts keeps them equal).
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=4", "/app/dist/cli/main.js"]

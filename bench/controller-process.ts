@@ -25,6 +25,13 @@ export function controllerEntry(): string {
     return entry;
 }
 
+/** The node flags a bundle runs with as users run it: those of its first line (`#!/usr/bin/env -S node FLAGS`), as the image's ENTRYPOINT. */
+export function nodeFlagsOf(entry: string): string[] {
+    const firstLine = readFileSync(entry, 'utf8').slice(0, 200).split('\n')[0]!;
+    const words = firstLine.startsWith('#!') ? firstLine.split(/\s+/) : [];
+    return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));
+}
+
 export function metricFrom(text: string, name: string, labels = ''): number {
     const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{` : `${name} `) && l.includes(labels));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : Number.NaN;
@@ -45,8 +52,8 @@ export class ControllerProcess {
     static async start(entry: string, command: string, args: string[], cleanups: Cleanups, listenTimeoutMs = 60_000): Promise<ControllerProcess> {
         const help = spawnSync(process.execPath, [entry, command, '--help'], { encoding: 'utf8' }).stdout;
         const uncapped = help.includes('--kube-api-qps') ? ['--kube-api-qps', '0'] : [];
-        // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR).
-        const nodeArgs = (process.env.BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+        // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR), after its own.
+        const nodeArgs = [...nodeFlagsOf(entry), ...(process.env.BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
         const nice = process.env.BENCH_CONTROLLER_NICE;
         const [program, ...programArgs] = [...(nice ? ['nice', '-n', nice] : []), process.execPath, ...nodeArgs];
         const startedAt = performance.now();

@@ -2,7 +2,7 @@
 // no node_modules anywhere above it, as in the image. The KubeConfig in it: kube/kubeconfig.test.ts.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -29,6 +29,16 @@ describe('the CLI bundle', () => {
         const commands = ['external-workloads', 'service-mirror', 'link', 'unlink', 'status', 'check', 'gateways'];
         for (const command of commands) assert.match(help, new RegExp(`^\\s+${command}\\b`, 'm'));
         for (const command of commands) assert.match(await cli(command, '--help'), new RegExp(`^Usage: mesh-endpoints ${command} `, 'm'));
+    });
+
+    it('runs with the node flags of its first line, which the image passes too', async () => {
+        const firstLine = readFileSync(join(dist, 'cli', 'main.js'), 'utf8').split('\n')[0]!;
+        const [, flags] = /^#!\/usr\/bin\/env -S node((?: --\S+)*)$/.exec(firstLine) ?? [];
+        assert.ok(flags, `first line: ${firstLine}`);
+        const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1];
+        assert.deepEqual(JSON.parse(entrypoint!), ['/nodejs/bin/node', ...flags.trim().split(' '), '/app/dist/cli/main.js']);
+        const { stdout } = await promisify(execFile)(process.execPath, [...flags.trim().split(' '), join(dist, 'cli', 'main.js'), '--help'], { cwd: app });
+        assert.match(stdout, /^Usage: mesh-endpoints /m);
     });
 
     it('leaves node-forge to a chunk, loaded when a certificate is made', async () => {
