@@ -13,7 +13,7 @@ import type { LogFn } from './log.js';
 import type { KubeRest } from './rest.js';
 import { EndpointSlices } from './resources.js';
 import { compactSlice } from './slice-cache.js';
-import { SliceWriter, StaleCacheError } from './slice-writer.js';
+import { serviceKeyOf, SliceWriter, StaleCacheError } from './slice-writer.js';
 import { SharedValues } from './shared-values.js';
 import type { KubeObject } from './store.js';
 
@@ -80,14 +80,22 @@ export class SliceOwner {
             if (service) changed(slice.metadata!.namespace!, service, slice);
         };
         const serviceOf = (slice: OwnedSlice) => slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+        // An event that comes while its Service's slices are being written may be the echo of
+        // that write: judged once the tracker has the write's response.
+        const judged = (slice: OwnedSlice, judge: () => void) => {
+            if (!this.writer.inFlight.hold(serviceKeyOf(slice), judge)) judge();
+        };
         this.informer.on({
-            add: (slice) => this.tracker.shouldSync(slice) && tell(slice),
+            add: (slice) => judged(slice, () => this.tracker.shouldSync(slice) && tell(slice)),
             update: (old, slice) => {
-                const moved = serviceOf(old) !== serviceOf(slice);
-                if (moved) tell(old);
-                if (moved || this.tracker.shouldSync(slice)) tell(slice);
+                if (serviceOf(old) !== serviceOf(slice)) {
+                    tell(old);
+                    tell(slice);
+                    return;
+                }
+                judged(slice, () => this.tracker.shouldSync(slice) && tell(slice));
             },
-            delete: (slice) => !this.tracker.handleDeletion(slice) && tell(slice),
+            delete: (slice) => judged(slice, () => !this.tracker.handleDeletion(slice) && tell(slice)),
         });
     }
 

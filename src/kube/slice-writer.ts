@@ -9,7 +9,9 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Counter } from 'prom-client';
 import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
+import { InFlight } from './own-writes.js';
 import { isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { TimeSlicer } from './yielding.js';
@@ -33,7 +35,13 @@ export interface SliceWriterOptions {
     changes?: Counter<'operation'>;
 }
 
+/** "namespace/service" of a slice: the key its writes are in flight under (SliceWriter.inFlight). */
+export const serviceKeyOf = (slice: V1EndpointSlice) => `${slice.metadata?.namespace ?? ''}/${slice.metadata?.labels?.[LABEL_SERVICE_NAME] ?? ''}`;
+
 export class SliceWriter {
+    /** The Services whose slices are being written: the events of their slices wait for the tracker (see own-writes.ts). */
+    readonly inFlight = new InFlight();
+
     constructor(private readonly opts: SliceWriterOptions) {}
 
     /** Asked by the transport just before each write goes out, after any rate-limit wait. */
@@ -49,9 +57,6 @@ export class SliceWriter {
 
     /** Applies the plan in order; the first failure stops it (the sync is retried). */
     async apply(plan: SlicePlan): Promise<number> {
-        const { rest, tracker, changes } = this.opts;
-        const query = { fieldManager: this.opts.fieldManager };
-        let writes = 0;
         // Checked before the first write, so an invalid plan changes nothing; 100 slices of
         // 100 endpoints take tens of ms, hence the pauses.
         const slicer = new TimeSlicer();
@@ -59,6 +64,15 @@ export class SliceWriter {
             this.validate(slice);
             if (slicer.due()) await slicer.pause();
         }
+        const all = [...plan.creates, ...plan.updates, ...plan.deletes];
+        if (all.length === 0) return 0;
+        return this.inFlight.around([...new Set(all.map(serviceKeyOf))], () => this.write(plan));
+    }
+
+    private async write(plan: SlicePlan): Promise<number> {
+        const { rest, tracker, changes } = this.opts;
+        const query = { fieldManager: this.opts.fieldManager };
+        let writes = 0;
         for (const slice of plan.creates) {
             const namespace = slice.metadata!.namespace!;
             const created = await rest.createForMetadata(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);

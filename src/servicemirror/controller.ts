@@ -189,7 +189,7 @@ export class ServiceMirrorController implements Runnable {
             if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
         };
         // The event of our own create or update shows what its sync decided: nothing to undo.
-        const service = (svc: KubeObject) => this.mirrors.ownWrites.isOwn(svc) || mirrorChanged(svc, svc.metadata!.name!);
+        const service = (svc: KubeObject) => this.mirrors.ownWrites.seen(svc, () => mirrorChanged(svc, svc.metadata!.name!));
         const deleted = (svc: KubeObject) => {
             this.mirrors.ownWrites.forget(svc);
             mirrorChanged(svc, svc.metadata!.name!);

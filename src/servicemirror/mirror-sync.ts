@@ -193,16 +193,16 @@ export class MirrorSync implements MirrorWrites {
             spec,
         };
         // resourceVersion rides along: a conflict means someone wrote since our read; retried.
-        const stored = await this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded);
+        const stored = await this.ownWrites.write(namespace, name, () => this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded));
         this.deps.metrics.serviceWrites.inc({ operation: 'update' });
-        this.ownWrites.wrote(stored);
         return { service: stored };
     }
 
     private async createService(namespace: string, desired: V1Service): Promise<V1Service> {
-        const created = await this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded);
+        const created = await this.ownWrites.write(namespace, desired.metadata!.name!, () =>
+            this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded),
+        );
         this.deps.metrics.serviceWrites.inc({ operation: 'create' });
-        this.ownWrites.wrote(created);
         return created;
     }
 
