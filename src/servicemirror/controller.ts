@@ -20,8 +20,10 @@ import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import { Links, Namespaces, Secrets, Services } from '../kube/resources.js';
+import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
+import { compactService } from './compact.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
@@ -109,7 +111,14 @@ export class ServiceMirrorController implements Runnable {
         const log = logFn(this.log);
         const common = { resyncMs: opts.resyncMs, log };
         this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
-        this.services = new Informer(opts.rest, { resource: Services, labelSelector: `${MIRRORED_SERVICE_LABEL}=true`, ...common });
+        // Services are cached as the mirror reads them (compact.ts).
+        const shared = new SharedValues();
+        this.services = new Informer(opts.rest, {
+            resource: Services,
+            labelSelector: `${MIRRORED_SERVICE_LABEL}=true`,
+            transform: (svc) => compactService(svc, 'mirror', shared),
+            ...common,
+        });
         this.services.store.indexLabel(CLUSTER_NAME_LABEL);
         this.services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
         this.namespaces = new Informer(opts.rest, { resource: Namespaces, ...common });
@@ -126,7 +135,12 @@ export class ServiceMirrorController implements Runnable {
         const local = opts.localFederation;
         this.localMembers =
             local && !isEmptySelector(local.selector)
-                ? new Informer(opts.rest, { resource: Services, labelSelector: formatLabelSelector(local.selector), ...common })
+                ? new Informer(opts.rest, {
+                      resource: Services,
+                      labelSelector: formatLabelSelector(local.selector),
+                      transform: (svc) => compactService(svc, 'source', shared),
+                      ...common,
+                  })
                 : undefined;
         this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets, ...(this.localMembers ? [this.localMembers] : [])];
         this.mirrors = new MirrorSync({
@@ -280,6 +294,7 @@ export class ServiceMirrorController implements Runnable {
             probeOverride: opts.probeAddressOverride,
             newRemoteRest: opts.newRemoteRest,
             resyncMs: opts.resyncMs,
+            enableHeadlessServices: opts.enableHeadlessServices,
             retryMs: opts.linkRetryMs ?? 10_000,
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,

@@ -77,6 +77,8 @@ export interface LinkControllerDeps {
     probeOverride?: ProbeAddressOverride;
     newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
     resyncMs?: number;
+    /** Linkerd's --enable-headless-services: the remote slices' hostnames matter. */
+    enableHeadlessServices?: boolean;
     retryMs: number;
     statusDelayMs: number;
     workers: number;
@@ -202,6 +204,7 @@ export class LinkController {
                 log: logFn(this.log),
                 resyncMs: this.deps.resyncMs,
                 newRemoteRest: this.deps.newRemoteRest,
+                hostnames: this.deps.enableHeadlessServices,
             });
         } catch (err) {
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';

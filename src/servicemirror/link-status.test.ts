@@ -65,6 +65,37 @@ describe('LinkStatusBook.record', () => {
     });
 });
 
+describe('LinkStatusBook, a Service mirrored then not', () => {
+    it('lists it with the time it stopped being mirrored, not an older stored one, and warns each time', async () => {
+        // The stored status still lists `a` as not mirrored since an hour ago (before it was mirrored).
+        const stored: LinkStatus = { mirrorServices: [mirrorServiceStatus(outcome('a', false), undefined, T0 - 3_600_000)] };
+        const patches: { status: LinkStatus }[] = [];
+        const rest = { mergePatch: async (_path: string, patch: { status: LinkStatus }) => (patches.push(patch), patch) } as unknown as KubeRest;
+        const warnings: string[] = [];
+        const status = new LinkStatusBook({
+            rest,
+            namespace: 'mc',
+            name: 'east',
+            stored: () => ({ metadata: { name: 'east', uid: 'u1' }, status: stored }),
+            isLeader: () => true,
+            policy: { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000, retryInitialMs: 1000, retryMaxMs: 30_000 },
+            event: (event) => warnings.push(event.message),
+            written: () => undefined,
+            logger: newLogger('silent'),
+            now: () => T0,
+        });
+        assert.equal(status.record(outcome('a', true), 'app/a'), true);
+        assert.equal(status.record(outcome('a', false), 'app/a'), true);
+        assert.equal(status.record(outcome('a', false), 'app/a'), false, 'the same failure is no news');
+        assert.equal(status.record(outcome('a', true), 'app/a'), true);
+        assert.equal(status.record(outcome('a', false), 'app/a'), true);
+        assert.equal(warnings.length, 2, 'one Warning per time it stopped being mirrored');
+        assert.equal(await status.write({ complete: true, entries: undefined, nameStates: new Map(), remote: undefined }), true);
+        assert.deepEqual(patches[0]!.status.mirrorServices!.map((e) => e.conditions?.[0]?.lastTransitionTime), ['2026-01-01T12:00:00Z']);
+        assert.equal(patches[0]!.status.mirrorSummary?.mirrored, 0);
+    });
+});
+
 describe('LinkStatusBook.write', () => {
     const remote = { readable: true, since: T0 };
     const complete = { complete: true, entries: undefined, nameStates: new Map(), remote };

@@ -17,6 +17,7 @@ import {
     linkStatusDiffers,
     linkStatusPatch,
     mirrorServiceStatus,
+    MIRRORED,
     mirrorsReport,
     REMOTE_READABLE_CONDITION,
     remoteKeyOf,
@@ -27,6 +28,7 @@ import {
     servicesMirroredCondition,
     type MirrorOutcome,
     type RemoteHealth,
+    type StatusEntry,
 } from './status.js';
 
 export interface LinkStatusDeps {
@@ -56,8 +58,8 @@ export interface LinkStatusSource {
 }
 
 export class LinkStatusBook {
-    /** Remote "namespace/name" → its status entry. */
-    private readonly entries = new Map<string, ServiceStatus>();
+    /** Remote "namespace/name" → its status entry (MIRRORED for a mirrored one). */
+    private readonly entries = new Map<string, StatusEntry>();
     /** Entries with Mirrored=True, counted as they change: a Link may have thousands. */
     private mirroredCount = 0;
     /** The stored status's entries by remote key (the not-mirrored ones), for the stored status object it was built from. */
@@ -82,11 +84,17 @@ export class LinkStatusBook {
             this.mirroredCount -= Number(isMirrored(current));
             return this.entries.delete(remoteKey);
         }
-        const next = mirrorServiceStatus(outcome, current ?? this.stored(remoteKey), this.now());
-        if (current !== undefined && sameServiceStatus(current, next)) return false;
-        this.mirroredCount += Number(isMirrored(next)) - Number(isMirrored(current));
-        const before = current?.conditions?.[0];
-        if (!outcome.mirrored && (before?.reason !== outcome.reason || before.message !== outcome.message)) {
+        this.mirroredCount += Number(outcome.mirrored) - Number(isMirrored(current));
+        if (outcome.mirrored) {
+            this.entries.set(remoteKey, MIRRORED);
+            return current !== MIRRORED;
+        }
+        // A Service mirrored until now has just stopped being mirrored; else its times are kept.
+        const previous = current === MIRRORED ? undefined : (current ?? this.stored(remoteKey));
+        const next = mirrorServiceStatus(outcome, previous, this.now());
+        if (current !== undefined && current !== MIRRORED && sameServiceStatus(current, next)) return false;
+        const before = current === MIRRORED ? undefined : current?.conditions?.[0];
+        if (before?.reason !== outcome.reason || before.message !== outcome.message) {
             this.deps.event({ type: 'Warning', reason: outcome.reason, message: `remote Service ${remoteKey} not mirrored: ${outcome.message}` });
         }
         this.entries.set(remoteKey, next);

@@ -183,15 +183,16 @@ export class MirrorSync implements MirrorWrites {
             return { service: await this.createService(namespace, desired) };
         }
         if (!mirrorServiceChanged(local, desired)) return { service: local };
-        const spec: V1Service['spec'] = { ...local.spec, type: desired.spec?.type, ports: desired.spec?.ports };
+        // The cache holds only what the mirror reads (compact.ts); the update starts from the
+        // Service as stored, at the version the decision was made from.
+        const whole = await this.deps.rest.get<V1Service>(path);
+        if (whole.metadata?.resourceVersion !== local.metadata?.resourceVersion) throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
+        const { managedFields: _, ...metadata } = whole.metadata!;
+        const spec: V1Service['spec'] = { ...whole.spec, type: desired.spec?.type, ports: desired.spec?.ports };
         delete spec.selector;
         if (desired.spec?.ipFamilyPolicy) spec.ipFamilyPolicy = desired.spec.ipFamilyPolicy;
         if (desired.spec?.ipFamilies) spec.ipFamilies = desired.spec.ipFamilies;
-        const updated: V1Service = {
-            ...local,
-            metadata: { ...local.metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations },
-            spec,
-        };
+        const updated: V1Service = { ...whole, metadata: { ...metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations }, spec };
         // resourceVersion rides along: a conflict means someone wrote since our read; retried.
         const stored = await this.ownWrites.write(namespace, name, () => this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded));
         this.deps.metrics.serviceWrites.inc({ operation: 'update' });

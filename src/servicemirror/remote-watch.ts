@@ -1,14 +1,15 @@
 // The remote cluster of one Link, as its credentials Secret reaches it: informers of its
 // Services and EndpointSlices. A new spec or rotated credentials replace the RemoteWatch; the
 // Link's gateway state (src/dns) outlives it, in the LinkController. It reads; it never writes.
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { KubeConfig } from '../kube/kubeconfig.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
 import type { LogFn } from '../kube/log.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';
 import { EndpointSlices, objectPath, Secrets, Services } from '../kube/resources.js';
-import type { KubeObject } from '../kube/store.js';
+import { SharedValues } from '../kube/shared-values.js';
+import { sameButResourceVersion } from '../kube/store.js';
+import { compactRemoteSlice, compactService, type CachedRemoteSlice, type CachedService } from './compact.js';
 import { CREDENTIALS_SECRET_KEY, type Link } from './link.js';
 
 export interface RemoteWatchHooks {
@@ -33,8 +34,16 @@ export class LinkSetupError extends Error {
     }
 }
 
-export type RemoteService = V1Service & KubeObject;
-export type RemoteSlice = V1EndpointSlice & KubeObject;
+/** A remote Service or EndpointSlice as cached (compact.ts). */
+export type RemoteService = CachedService;
+export type RemoteSlice = CachedRemoteSlice;
+
+export interface RemoteWatchOptions {
+    log: LogFn;
+    resyncMs?: number;
+    /** Headless mirrors are on: the slices' hostnames, conditions and ports are read, so cached. */
+    hostnames?: boolean;
+}
 
 export class RemoteWatch {
     readonly services: Informer<RemoteService>;
@@ -47,9 +56,9 @@ export class RemoteWatch {
         readonly specKey: string,
         private readonly remote: KubeRest,
         private readonly hooks: RemoteWatchHooks,
-        log: LogFn,
-        resyncMs: number | undefined,
+        opts: RemoteWatchOptions,
     ) {
+        const { log, resyncMs } = opts;
         // Either informer failing makes the remote unreadable: every failure is told, and the
         // recovery once both read again.
         const failing = new Set<string>();
@@ -60,8 +69,23 @@ export class RemoteWatch {
             if (this.stopped || (error === undefined && (!wasFailing || failing.size > 0))) return;
             hooks.health(error);
         };
-        this.services = new Informer(remote, { resource: Services, resyncMs, log, health: health('services') });
-        this.slices = new Informer(remote, { resource: EndpointSlices, resyncMs, log, health: health('slices') });
+        // Cached as the mirror reads them (compact.ts): every Service and slice of the remote is.
+        const shared = new SharedValues();
+        this.services = new Informer(remote, {
+            resource: Services,
+            resyncMs,
+            log,
+            health: health('services'),
+            transform: (svc) => compactService(svc, 'source', shared),
+        });
+        this.slices = new Informer<RemoteSlice>(remote, {
+            resource: EndpointSlices,
+            resyncMs,
+            log,
+            health: health('slices'),
+            transform: (slice) => compactRemoteSlice(slice, opts.hostnames ?? false, shared),
+            unchanged: sameButResourceVersion,
+        });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
         this.registerHandlers();
     }
@@ -72,11 +96,11 @@ export class RemoteWatch {
         specKey: string,
         localRest: KubeRest,
         hooks: RemoteWatchHooks,
-        opts: { log: LogFn; resyncMs?: number; newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest },
+        opts: RemoteWatchOptions & { newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest },
     ): Promise<RemoteWatch> {
         const kubeConfig = await loadCredentials(link, localRest);
         const remote = opts.newRemoteRest ? opts.newRemoteRest(kubeConfig) : new KubeRest(kubeConfig);
-        const watch = new RemoteWatch(specKey, remote, hooks, opts.log, opts.resyncMs);
+        const watch = new RemoteWatch(specKey, remote, hooks, opts);
         watch.services.start();
         watch.slices.start();
         void Promise.all([watch.services.synced, watch.slices.synced]).then(() => {

@@ -59,7 +59,14 @@ export const SERVICES_MIRRORED_CONDITION = 'ServicesMirrored';
 /** Entries of status.mirrorServices at most: the first not-mirrored Services by namespace and name. */
 export const LISTED_NOT_MIRRORED = 50;
 
-export const isMirrored = (entry: ServiceStatus | undefined) => entry?.conditions?.[0]?.status === 'True';
+/**
+ * A mirrored Service's entry as the Link's status book keeps it: the status shows mirrored
+ * Services only as a count, so their messages and times are not kept (a Link may have thousands).
+ */
+export const MIRRORED = 'mirrored';
+export type StatusEntry = ServiceStatus | typeof MIRRORED;
+
+export const isMirrored = (entry: StatusEntry | undefined) => entry === MIRRORED || entry?.conditions?.[0]?.status === 'True';
 /** The remote Service's "namespace/name". */
 export const remoteKeyOf = (entry: ServiceStatus) => `${entry.remoteRef.namespace}/${entry.remoteRef.name}`;
 
@@ -71,13 +78,13 @@ export interface MirrorsReport {
 }
 
 /** Counts every entry and lists the first not-mirrored ones, so the order is stable. */
-export function mirrorsReport(entries: Iterable<ServiceStatus>, limit = LISTED_NOT_MIRRORED): MirrorsReport {
+export function mirrorsReport(entries: Iterable<StatusEntry>, limit = LISTED_NOT_MIRRORED): MirrorsReport {
     const summary: MirrorSummary = { services: 0, mirrored: 0, notMirrored: 0, notMirroredByReason: [], notListed: 0 };
     const byReason = new Map<string, number>();
     const failing: ServiceStatus[] = [];
     for (const entry of entries) {
         summary.services++;
-        if (isMirrored(entry)) {
+        if (entry === MIRRORED || isMirrored(entry)) {
             summary.mirrored++;
             continue;
         }

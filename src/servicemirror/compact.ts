@@ -1,0 +1,96 @@
+// What the service mirror caches of a Service and of a remote EndpointSlice: only what its
+// decisions and the Services it builds read (mirror.ts, headless.ts, federated.ts, endpoints.ts),
+// decided once per resourceVersion by the informers' transform. A remote cluster's Services and
+// slices are all cached, exported or not, and a slice may list 100 endpoints of which the mirror
+// only asks whether one is ready. The compact forms keep the Kubernetes shapes, so the pure core
+// reads them as it reads whole objects; property tests check that both give the same plans.
+import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import type { SharedValues } from '../kube/shared-values.js';
+import type { KubeObject } from '../kube/store.js';
+import { DROPPED_ANNOTATIONS } from './keys.js';
+import { hasReadyEndpoints } from './mirror.js';
+
+export type CachedService = V1Service & KubeObject;
+export type CachedRemoteSlice = V1EndpointSlice & KubeObject;
+
+/**
+ * What a Service is cached for:
+ * - `source`: a Service mirrors are built from (a remote one, a local federated member). Its
+ *   annotations that no mirror copies (kubectl's last-applied configuration, often as large as
+ *   the rest of the object) and its selector are not kept.
+ * - `mirror`: a Service the mirror wrote. Everything the mirror owns is kept, so that someone
+ *   else's change to it (a selector, an annotation) is seen and undone.
+ */
+export type ServiceRole = 'source' | 'mirror';
+
+/**
+ * The Service without status, managedFields and the spec fields nothing here reads. Equal port
+ * lists and IP family lists are held once (`shared`); label sets are not, they are mostly unique.
+ */
+export function compactService(obj: KubeObject, role: ServiceRole, shared: SharedValues): CachedService {
+    const svc = obj as CachedService;
+    const { name, namespace, uid, resourceVersion, labels, annotations } = svc.metadata ?? {};
+    const metadata: NonNullable<CachedService['metadata']> = { name, namespace: namespace === undefined ? undefined : shared.text(namespace), uid, resourceVersion };
+    if (labels) metadata.labels = labels;
+    const kept = annotations && role === 'source' ? withoutDropped(annotations) : annotations;
+    if (kept) metadata.annotations = kept;
+    const from = svc.spec ?? {};
+    const spec: NonNullable<V1Service['spec']> = {};
+    if (from.type !== undefined) spec.type = from.type;
+    if (from.clusterIP !== undefined) spec.clusterIP = from.clusterIP;
+    // Read only as "the ClusterIPs, else the ClusterIP": the usual single one is not kept twice.
+    if (from.clusterIPs && !(from.clusterIPs.length === 1 && from.clusterIPs[0] === from.clusterIP)) spec.clusterIPs = from.clusterIPs;
+    if (from.ports) spec.ports = shared.object(from.ports.map(({ name, port, protocol, targetPort, appProtocol }) => shared.object(definedOnly({ name, port, protocol, targetPort, appProtocol }))));
+    if (from.ipFamilies) spec.ipFamilies = shared.object(from.ipFamilies);
+    if (from.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = from.ipFamilyPolicy;
+    if (from.selector && role === 'mirror') spec.selector = from.selector;
+    return { apiVersion: svc.apiVersion, kind: svc.kind, metadata, spec };
+}
+
+function withoutDropped(annotations: Record<string, string>): Record<string, string> | undefined {
+    if (!Object.keys(annotations).some((key) => DROPPED_ANNOTATIONS.has(key))) return annotations;
+    const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !DROPPED_ANNOTATIONS.has(key)));
+    return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+function definedOnly<T extends object>(value: T): T {
+    for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
+    return value;
+}
+
+/**
+ * Stands for "this slice has a ready endpoint" (hasReadyEndpoints reads it so): which endpoint,
+ * at which address, is nothing the mirror reads. The same for every slice, so a pod that comes
+ * or goes behind a Service that stays ready leaves the compact form as it was.
+ */
+const SOME_READY_ENDPOINT = Object.freeze({ addresses: Object.freeze(['(some ready endpoint)']), conditions: Object.freeze({ ready: true }) }) as unknown as V1Endpoint;
+
+/**
+ * A remote EndpointSlice as the mirror reads it: which Service it belongs to and, unless
+ * `hostnames` (headless mirrors are on: they read each endpoint's hostname and conditions, and
+ * the ports), only whether it has a ready endpoint, as one endpoint that says so. A new version
+ * of a slice whose compact form is unchanged (a pod of a Service that stays ready came or went)
+ * then syncs nothing.
+ */
+export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: SharedValues): CachedRemoteSlice {
+    const slice = obj as CachedRemoteSlice;
+    const { name, namespace, resourceVersion, labels } = slice.metadata ?? {};
+    const service = labels?.[LABEL_SERVICE_NAME];
+    const metadata: NonNullable<CachedRemoteSlice['metadata']> = { name, namespace: namespace === undefined ? undefined : shared.text(namespace), resourceVersion };
+    if (service !== undefined) metadata.labels = { [LABEL_SERVICE_NAME]: service };
+    const endpoints = slice.endpoints ?? [];
+    const compact = { apiVersion: slice.apiVersion, kind: slice.kind, metadata } as CachedRemoteSlice;
+    if (!hostnames) {
+        compact.endpoints = hasReadyEndpoints([slice]) ? [SOME_READY_ENDPOINT] : [];
+        return compact;
+    }
+    compact.endpoints = endpoints.map(({ addresses, hostname, conditions }) => {
+        const endpoint: V1Endpoint = { addresses };
+        if (hostname !== undefined) endpoint.hostname = hostname;
+        if (conditions) endpoint.conditions = shared.object(definedOnly({ ready: conditions.ready, serving: conditions.serving, terminating: conditions.terminating }));
+        return endpoint;
+    });
+    if (slice.ports) compact.ports = shared.object(slice.ports.map((port) => shared.object({ ...port })));
+    return compact;
+}
