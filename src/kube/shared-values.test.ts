@@ -14,6 +14,15 @@ describe('SharedValues', () => {
         assert.equal(shared.text('shop'), text);
     });
 
+    it('copies a string map with its values held once, not the map', () => {
+        const shared = new SharedValues();
+        const a = shared.texts({ cluster: ['eas', 't'].join(''), app: 'web' });
+        const b = shared.texts({ cluster: ['ea', 'st'].join(''), app: 'api' });
+        assert.deepEqual([a, b], [{ cluster: 'east', app: 'web' }, { cluster: 'east', app: 'api' }]);
+        assert.notEqual(shared.texts({ cluster: 'east', app: 'web' }), a, 'the map is not shared');
+        assert.ok(Object.isFrozen(a));
+    });
+
     it('starts over past its bound, still handing out equal values', () => {
         const shared = new SharedValues(2);
         const first = shared.object({ k: '1' });

@@ -20,6 +20,17 @@ export class SharedValues {
         return value;
     }
 
+    /**
+     * A frozen copy of a string map (labels, annotations) with its values held once. The map
+     * itself is not shared: most label sets are unique (a Service's name is in them), and a held
+     * one would cost its JSON key on top.
+     */
+    texts(values: Record<string, string>): Record<string, string> {
+        const copy: Record<string, string> = {};
+        for (const key in values) copy[key] = this.text(values[key]!);
+        return Object.freeze(copy);
+    }
+
     /** The held copy of this text. */
     text(value: string): string {
         const held = this.strings.get(value);

@@ -1,8 +1,8 @@
 // What a SliceOwner's cache keeps of one of its EndpointSlices: the object as served (the
 // writer sends its metadata back in an update; the planner compares its endpoints), with the
 // values its endpoints and its Service's other slices repeat held once: the condition
-// triples, the targetRef's apiVersion, kind and namespace, zones, the port list, labels and
-// ownerReferences. Measured at 11 000 workloads, a cached endpoint cost about 490 bytes.
+// triples, the targetRef's apiVersion, kind and namespace, zones, the port list, the values of
+// labels and annotations, the owner's apiVersion and kind. Measured at 11 000 workloads, a cached endpoint cost about 490 bytes.
 import type { V1Endpoint } from '@kubernetes/client-node';
 import type { SharedValues } from './shared-values.js';
 import type { KubeObject } from './store.js';
@@ -12,9 +12,20 @@ import type { OwnedSlice } from './slice-owner.js';
 export function compactSlice(slice: OwnedSlice, shared: SharedValues): OwnedSlice {
     for (const endpoint of slice.endpoints ?? []) compactEndpoint(endpoint, shared);
     if (slice.ports) slice.ports = shared.object(slice.ports.map((port) => shared.object(port)));
+    if (slice.apiVersion) slice.apiVersion = shared.text(slice.apiVersion);
+    if (slice.kind) slice.kind = shared.text(slice.kind);
     const metadata = slice.metadata as KubeObject['metadata'] & OwnedSlice['metadata'];
-    if (metadata?.labels) metadata.labels = shared.object(metadata.labels);
-    if (metadata?.ownerReferences) metadata.ownerReferences = shared.object(metadata.ownerReferences.map((ref) => shared.object(ref)));
+    if (metadata?.namespace) metadata.namespace = shared.text(metadata.namespace);
+    // A slice's labels and owner (its Service's uid) are mostly its own: their values are held once, not the whole.
+    if (metadata?.labels) metadata.labels = shared.texts(metadata.labels);
+    if (metadata?.annotations) metadata.annotations = shared.texts(metadata.annotations);
+    // In place: a spread copy, frozen, got a V8 map (hidden class) of its own, ~110 bytes per slice.
+    for (const ref of metadata?.ownerReferences ?? []) {
+        ref.apiVersion = shared.text(ref.apiVersion);
+        ref.kind = shared.text(ref.kind);
+        Object.freeze(ref);
+    }
+    if (metadata?.ownerReferences) Object.freeze(metadata.ownerReferences);
     return slice;
 }
 

@@ -189,7 +189,11 @@ export class WorkQueue<K extends string = string> {
         if (this.len() === 0) return undefined;
         const key = this.queued[this.head] as K;
         this.head += 1;
-        if (this.head > 1024 && this.head * 2 > this.queued.length) {
+        // Handed-out keys are not held: an emptied queue starts over (a Link's 2 000 mirror keys stayed otherwise).
+        if (this.head === this.queued.length) {
+            this.queued = [];
+            this.head = 0;
+        } else if (this.head > 1024 && this.head * 2 > this.queued.length) {
             this.queued = this.queued.slice(this.head);
             this.head = 0;
         }

@@ -8,7 +8,7 @@ import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import type { SharedValues } from '../kube/shared-values.js';
 import type { KubeObject } from '../kube/store.js';
-import { DROPPED_ANNOTATIONS } from './keys.js';
+import { DROPPED_ANNOTATIONS, LINK_ANNOTATION } from './keys.js';
 import { hasReadyEndpoints } from './mirror.js';
 
 export type CachedService = V1Service & KubeObject;
@@ -25,27 +25,32 @@ export type CachedRemoteSlice = V1EndpointSlice & KubeObject;
 export type ServiceRole = 'source' | 'mirror';
 
 /**
- * The Service without status, managedFields and the spec fields nothing here reads. Equal port
- * lists and IP family lists are held once (`shared`); label sets are not, they are mostly unique.
+ * The Service without status, managedFields and the fields nothing here reads. Equal port lists,
+ * IP family lists and label values are held once (`shared`); label sets are mostly unique.
  */
 export function compactService(obj: KubeObject, role: ServiceRole, shared: SharedValues): CachedService {
     const svc = obj as CachedService;
+    const text = (value: string | undefined) => (value === undefined ? undefined : shared.text(value));
     const { name, namespace, uid, resourceVersion, labels, annotations } = svc.metadata ?? {};
-    const metadata: NonNullable<CachedService['metadata']> = { name, namespace: namespace === undefined ? undefined : shared.text(namespace), uid, resourceVersion };
-    if (labels) metadata.labels = labels;
-    const kept = annotations && role === 'source' ? withoutDropped(annotations) : annotations;
-    if (kept) metadata.annotations = kept;
+    const metadata: NonNullable<CachedService['metadata']> = definedOnly({ name, namespace: text(namespace), resourceVersion });
+    // A mirror's uid owns its slices; a source's is read by nothing.
+    if (role === 'mirror' && uid !== undefined) metadata.uid = uid;
+    if (labels) metadata.labels = shared.texts(labels);
+    const kept = annotations && (role === 'source' ? withoutDropped(annotations) : annotations);
+    // The Link annotation is the one value all mirrors of a Link repeat.
+    if (kept) metadata.annotations = LINK_ANNOTATION in kept ? { ...kept, [LINK_ANNOTATION]: shared.text(kept[LINK_ANNOTATION]!) } : kept;
     const from = svc.spec ?? {};
     const spec: NonNullable<V1Service['spec']> = {};
-    if (from.type !== undefined) spec.type = from.type;
-    if (from.clusterIP !== undefined) spec.clusterIP = from.clusterIP;
-    // Read only as "the ClusterIPs, else the ClusterIP": the usual single one is not kept twice.
-    if (from.clusterIPs && !(from.clusterIPs.length === 1 && from.clusterIPs[0] === from.clusterIP)) spec.clusterIPs = from.clusterIPs;
+    if (from.type !== undefined) spec.type = shared.text(from.type);
+    // A source's ClusterIP is read only as "headless or not"; a mirror's (an endpoint mirror's) is
+    // an address, read as "the ClusterIPs, else the ClusterIP": the usual single one is kept once.
+    if (role === 'source' ? from.clusterIP === 'None' : from.clusterIP !== undefined) spec.clusterIP = from.clusterIP;
+    if (role === 'mirror' && from.clusterIPs && !(from.clusterIPs.length === 1 && from.clusterIPs[0] === from.clusterIP)) spec.clusterIPs = from.clusterIPs;
     if (from.ports) spec.ports = shared.object(from.ports.map(({ name, port, protocol, targetPort, appProtocol }) => shared.object(definedOnly({ name, port, protocol, targetPort, appProtocol }))));
     if (from.ipFamilies) spec.ipFamilies = shared.object(from.ipFamilies);
-    if (from.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = from.ipFamilyPolicy;
+    if (from.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = shared.text(from.ipFamilyPolicy);
     if (from.selector && role === 'mirror') spec.selector = from.selector;
-    return { apiVersion: svc.apiVersion, kind: svc.kind, metadata, spec };
+    return { apiVersion: text(svc.apiVersion), kind: text(svc.kind), metadata, spec };
 }
 
 function withoutDropped(annotations: Record<string, string>): Record<string, string> | undefined {
@@ -54,9 +59,11 @@ function withoutDropped(annotations: Record<string, string>): Record<string, str
     return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
+/** The object without its undefined properties (built anew: deleting would leave it in V8's slower dictionary form). */
 function definedOnly<T extends object>(value: T): T {
-    for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
-    return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
+    return out as T;
 }
 
 /**
@@ -77,10 +84,10 @@ export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: 
     const slice = obj as CachedRemoteSlice;
     const { name, namespace, resourceVersion, labels } = slice.metadata ?? {};
     const service = labels?.[LABEL_SERVICE_NAME];
-    const metadata: NonNullable<CachedRemoteSlice['metadata']> = { name, namespace: namespace === undefined ? undefined : shared.text(namespace), resourceVersion };
+    const metadata: NonNullable<CachedRemoteSlice['metadata']> = definedOnly({ name, namespace: namespace === undefined ? undefined : shared.text(namespace), resourceVersion });
     if (service !== undefined) metadata.labels = { [LABEL_SERVICE_NAME]: service };
     const endpoints = slice.endpoints ?? [];
-    const compact = { apiVersion: slice.apiVersion, kind: slice.kind, metadata } as CachedRemoteSlice;
+    const compact = definedOnly({ apiVersion: slice.apiVersion && shared.text(slice.apiVersion), kind: slice.kind && shared.text(slice.kind), metadata }) as CachedRemoteSlice;
     if (!hostnames) {
         compact.endpoints = hasReadyEndpoints([slice]) ? [SOME_READY_ENDPOINT] : [];
         return compact;
