@@ -184,7 +184,7 @@ async function createNamespaces(cluster: BenchCluster): Promise<void> {
  * What one mirror costs the local apiserver by itself: a Service create (a ClusterIP allocated)
  * then an EndpointSlice create, from one client, LINK_WORKERS at a time; then as many slice updates.
  */
-async function apiserverMirrorRates(local: BenchCluster, report: Report): Promise<{ createsPerS: number; updatesPerS: number }> {
+async function apiserverMirrorRates(local: BenchCluster, report: Report, when = ''): Promise<{ createsPerS: number; updatesPerS: number }> {
     const ns = await local.namespace('baseline');
     const indexes = Array.from({ length: BASELINE_PAIRS }, (_, i) => i);
     const slices: V1EndpointSlice[] = [];
@@ -208,8 +208,8 @@ async function apiserverMirrorRates(local: BenchCluster, report: Report): Promis
         await local.admin.replace(objectPath(EndpointSlices, ns, slice.metadata!.name!), slice);
     });
     const updatesPerS = BASELINE_PAIRS / ((performance.now() - started) / 1000);
-    report.value(BENCHMARK, `baseline: apiserver writes per second for a mirror's Service + slice creates (one client, ${LINK_WORKERS} at a time)`, 2 * BASELINE_PAIRS, 'writes', createsPerS, 'writes/s');
-    report.value(BENCHMARK, `baseline: apiserver EndpointSlice updates per second (one client, ${LINK_WORKERS} at a time)`, BASELINE_PAIRS, 'writes', updatesPerS, 'writes/s');
+    report.value(BENCHMARK, `baseline${when}: apiserver writes per second for a mirror's Service + slice creates (one client, ${LINK_WORKERS} at a time)`, 2 * BASELINE_PAIRS, 'writes', createsPerS, 'writes/s');
+    report.value(BENCHMARK, `baseline${when}: apiserver EndpointSlice updates per second (one client, ${LINK_WORKERS} at a time)`, BASELINE_PAIRS, 'writes', updatesPerS, 'writes/s');
     return { createsPerS, updatesPerS };
 }
 
@@ -265,8 +265,12 @@ async function memory(run: Run): Promise<{ rssMb: number; heapMb: number }> {
     return { rssMb: run.controller.rssMb(), heapMb };
 }
 
-/** Creates Link `link` (its credentials Secret first) and times it to every mirror present with its gateway address. */
-async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Promise<void> {
+/**
+ * Creates Link `link` (its credentials Secret first) and times it to every mirror present with
+ * its gateway address. `ratesNow`: the apiserver's rates measured again just before, with the
+ * mirrors of the Links before this one present (its own cost may grow with what it holds).
+ */
+async function linkAndMirror(run: Run, link: string, remote: BenchCluster, ratesNow?: Run['rates']): Promise<void> {
     const { report } = run;
     run.dns.setRecords(gatewayName(link), { A: [{ address: gatewayIp(link, 0), ttl: TTL_S }] });
     const env: MirrorEnv = { local: run.local, remote, dns: run.dns, controllers: new Set() };
@@ -294,6 +298,7 @@ async function linkAndMirror(run: Run, link: string, remote: BenchCluster): Prom
         'controller CPU (s)': cpu,
         'CPU per mirror (ms)': (cpu * 1000) / SERVICES,
         'mirror syncs per mirror (by the settle)': syncs / SERVICES,
+        ...(ratesNow ? { 'ratio to the baseline measured just before': ms / ((minimum / ratesNow.createsPerS) * 1000) } : {}),
     });
     const others = { ...writes };
     for (const key of ['POST services', 'POST endpointslices', 'PATCH links/status', 'POST events', 'POST secrets', 'POST links', 'PUT leases']) delete others[key];
@@ -415,7 +420,8 @@ export async function runServiceMirrorScaleBenchmark(report: Report, cleanups: C
         await dnsChange(run, LINKS[0]);
         await steadyState(run, [LINKS[0]]);
         const one = await memory(run);
-        await linkAndMirror(run, LINKS[1], remotes[REMOTES - 1]!);
+        const ratesNow = await apiserverMirrorRates(local, report, ` again, with ${SERVICES} mirrors present`);
+        await linkAndMirror(run, LINKS[1], remotes[REMOTES - 1]!, ratesNow);
         const two = await memory(run);
         const mirrors = 2 * SERVICES;
         report.value(BENCHMARK, `controller RSS with 2 Links of ${SERVICES} mirrors (${REMOTES === 2 ? 'two remote clusters' : 'one remote linked twice'})`, mirrors, 'mirrors', two.rssMb, 'MB', undefined, {
