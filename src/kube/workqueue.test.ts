@@ -39,7 +39,10 @@ class FakeClock implements Clock {
 }
 
 /** Lets pending promise callbacks and the workers they wake run. */
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Two turns of the event loop: a worker may take one off between keys (runWorkers pauses when its slice is used). */
+const flush = async () => {
+    for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
 
 /** Whether the promise has settled by the time the event loop is idle. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -418,6 +421,24 @@ describe('runWorkers', () => {
         await flush();
         assert.equal(calls, 3);
         assert.equal(queue.numRequeues('default/web'), 0);
+        queue.shutDown();
+        await workers;
+    });
+
+    it('gives timers a turn between keys whose handlers need no I/O (nothing to write)', async () => {
+        const { queue } = newQueue();
+        const order: string[] = [];
+        for (let i = 0; i < 30; i++) queue.add(`default/svc-${i}`);
+        setTimeout(() => order.push('timer'), 0);
+        const workers = runWorkers(queue, 2, async (key) => {
+            // 1 ms of work, and no await that waits for anything.
+            const until = performance.now() + 1;
+            while (performance.now() < until);
+            order.push(key);
+        });
+        while (order.length < 31) await new Promise((resolve) => setTimeout(resolve, 5));
+        const timerAt = order.indexOf('timer');
+        assert.ok(timerAt > 0 && timerAt < 15, `the timer ran after ${timerAt} of 30 keys (a 5 ms slice holds about 5)`);
         queue.shutDown();
         await workers;
     });

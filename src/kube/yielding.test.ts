@@ -35,6 +35,20 @@ describe('TimeSlicer and runSliced: long work gives the event loop a turn', () =
         assert.equal(slicer.due(), false);
     });
 
+    it('starts a new slice once the event loop has turned (the work waited for I/O meanwhile)', async () => {
+        const clock = manualClock();
+        const slicer = new TimeSlicer(5, clock.now);
+        clock.advance(4);
+        // Waiting for I/O: the loop runs its immediates meanwhile.
+        await new Promise((resolve) => setImmediate(resolve));
+        clock.advance(4);
+        assert.equal(slicer.due(), false, 'the 8 ms before this check are not counted: a new slice starts with it');
+        clock.advance(4);
+        assert.equal(slicer.due(), false);
+        clock.advance(1);
+        assert.equal(slicer.due(), true);
+    });
+
     it('lets timers and I/O run between slices of steps, and returns the result of the steps', async () => {
         const clock = manualClock();
         const trace: string[] = [];

@@ -13,24 +13,36 @@ import type { Steps } from '../endpointslice/steps.js';
 export const SLICE_MS = 5;
 
 export class TimeSlicer {
-    private sliceStarted: number;
+    private sliceStarted = 0;
+    /**
+     * Whether the event loop ran its immediates since the slice started: then timers and I/O
+     * have had their turn (the work waited for I/O meanwhile), and the next check starts a new slice.
+     */
+    private turned = false;
 
     constructor(
         private readonly budgetMs = SLICE_MS,
         private readonly now: () => number = () => performance.now(),
     ) {
-        this.sliceStarted = now();
+        this.startSlice();
     }
 
     /** Whether this slice has used up its budget: the caller should `await pause()` at its next safe point. */
     due(): boolean {
+        if (this.turned) this.startSlice();
         return this.now() - this.sliceStarted >= this.budgetMs;
     }
 
     /** Lets timers and I/O run (setImmediate comes after both), then starts a new slice. */
     async pause(): Promise<void> {
         await new Promise<void>((resolve) => setImmediate(resolve));
+        this.startSlice();
+    }
+
+    private startSlice(): void {
         this.sliceStarted = this.now();
+        this.turned = false;
+        setImmediate(() => (this.turned = true));
     }
 }
 
