@@ -1,7 +1,7 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): self and total time by function and by module,
 // and a timeline of busy samples, so a profile of the controller can be read without a browser.
 //
-//   npx tsx hack/cpuprofile-summary.ts FILE.cpuprofile [--from MS] [--to MS] [--top N] [--timeline MS] [--focus FUNCTION]
+//   npx tsx hack/cpuprofile-summary.ts FILE.cpuprofile [--from MS] [--to MS] [--top N] [--timeline MS] [--focus FUNCTION] [--long-tasks N]
 //
 // Times are sample counts times the sampling interval (--interval, node's default 1 ms): on a
 // loaded machine a sample's own time delta includes the time the process waited for a CPU, the
@@ -9,6 +9,9 @@
 // --from/--to cut the profile to a window (ms since the profile started); --timeline prints the
 // busy (non-idle) ms of each window of that length, to find the phase to cut to. Frames of a
 // bundle (the build's minified dist/cli/main.js) are read through its source map (main.js.map).
+// --long-tasks N lists the N longest stretches of busy samples with no idle one between them (what
+// held the event loop: timers and I/O waited that long), each with where it started and its
+// functions of most self time.
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +42,7 @@ const from = option('--from', 0);
 const to = option('--to', Infinity);
 const top = option('--top', 40);
 const timeline = option('--timeline', 0);
+const longTasks = option('--long-tasks', 0);
 const intervalMs = option('--interval', 1);
 const focusAt = args.indexOf('--focus');
 /** Only samples with a function whose name contains this on their stack (e.g. 'apply dist/kube/slice-writer'). */
@@ -135,7 +139,51 @@ table('self time by module', moduleSelf, top);
 table('total time by module', moduleTotal, top);
 table('self time by function', self, top);
 table('total time by function', total, top);
+if (longTasks > 0) printLongTasks();
 if (timeline > 0) {
     console.log(`\nbusy ms per ${timeline} ms`);
     for (const [b, v] of [...buckets].sort((a, c) => a[0] - c[0])) console.log(`${String(b * timeline).padStart(8)} ms ${ms(v)}`);
+}
+
+/** The stack's outermost frame below (root): the callback the event loop ran. */
+function entryOf(id: number): string {
+    let entry = id;
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+        if (byId.get(cur)!.callFrame.functionName === '(root)') break;
+        entry = cur;
+    }
+    return fnKey(byId.get(entry)!);
+}
+
+function printLongTasks(): void {
+    interface Task {
+        start: number;
+        samples: number[];
+        ms: number;
+    }
+    const tasks: Task[] = [];
+    let current: Task | undefined;
+    let at = 0;
+    profile.samples.forEach((id, i) => {
+        at += profile.timeDeltas[i]! / 1000;
+        if (at < from || at > to || byId.get(id)!.callFrame.functionName === '(idle)') {
+            current = undefined;
+            return;
+        }
+        if (!current) tasks.push((current = { start: at, samples: [], ms: 0 }));
+        current.samples.push(id);
+        current.ms += profile.timeDeltas[i]! / 1000;
+    });
+    console.log(`\nlongest busy stretches (samples at ${intervalMs} ms; wall ms include waiting for a CPU)`);
+    for (const task of tasks.sort((a, b) => b.samples.length - a.samples.length).slice(0, longTasks)) {
+        const selfTimes = new Map<string, number>();
+        const entries = new Map<string, number>();
+        for (const id of task.samples) {
+            const n = byId.get(id)!;
+            add(selfTimes, IDLE.has(n.callFrame.functionName) ? n.callFrame.functionName : fnKey(n));
+            add(entries, entryOf(id));
+        }
+        const topOf = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([f, v]) => `${v} ${f}`).join('; ');
+        console.log(`${ms(task.samples.length)} ms busy at ${task.start.toFixed(0)} ms (${task.ms.toFixed(0)} ms wall)\n      entered from: ${topOf(entries, 2)}\n      self: ${topOf(selfTimes, 5)}`);
+    }
 }

@@ -99,7 +99,7 @@ async function sliceCount(cluster: Awaited<ReturnType<typeof startBenchCluster>>
 }
 
 async function oneRun(entry: string, cluster: Awaited<ReturnType<typeof startBenchCluster>>, ns: string, leaseNs: string): Promise<void> {
-    await cluster.admin.delete(collectionPath(EndpointSlices, ns));
+    await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { timeoutMs: 120_000 });
     while ((await sliceCount(cluster, ns)) > 0) await sleep(200);
     const listsBefore = listTimes(await apiserverMetrics(cluster));
     const nodeArgs = (process.env.STARTUP_NODE_ARGS ?? '').split(' ').filter(Boolean);
