@@ -197,10 +197,10 @@ export class ExternalWorkloadsController implements Runnable {
                 labels: service.metadata?.labels ?? {},
                 headless: service.spec?.clusterIP === 'None',
             };
-            // A Service of 10 000 workloads takes a good 100 ms to plan: in slices, so the
-            // Lease renewals, /healthz and the other workers keep their turns.
+            // A Service of 10 000 workloads takes a good 100 ms to select and plan: in slices, so
+            // the Lease renewals, /healthz and the other workers keep their turns.
             const slicer = new TimeSlicer();
-            const { workloads, malformed } = this.selectedWorkloads(service);
+            const { workloads, malformed } = await this.selectedWorkloads(service, slicer);
             const desired = await runSliced(desiredGroupsSteps(service, workloads), slicer);
             this.reportProblems([...malformed, ...desired.problems]);
             const { plan, writes } = await this.slices.converge(owner, (existing) =>
@@ -233,7 +233,7 @@ export class ExternalWorkloadsController implements Runnable {
     }
 
     /** The Service's workloads, found through the label index: the cost follows what it selects, not the namespace. */
-    private selectedWorkloads(service: V1Service): { workloads: CompactWorkload[]; malformed: WorkloadProblem[] } {
+    private async selectedWorkloads(service: V1Service, slicer: TimeSlicer): Promise<{ workloads: CompactWorkload[]; malformed: WorkloadProblem[] }> {
         const lookups = workloadsIndexLookups(service);
         let candidates: CachedWorkload[];
         if (lookups === undefined) {
@@ -249,6 +249,7 @@ export class ExternalWorkloadsController implements Runnable {
         const workloads: CompactWorkload[] = [];
         const malformed: WorkloadProblem[] = [];
         for (const cached of candidates) {
+            if (slicer.due()) await slicer.pause();
             if (!selectsWorkload(service, cached)) continue;
             if (cached.ok) workloads.push(cached);
             else malformed.push(cached.problem);

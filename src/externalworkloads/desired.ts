@@ -46,7 +46,7 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Comp
     const groups = new Map<string, DesiredGroup>();
     const problems: WorkloadProblem[] = [];
 
-    for (const workload of selectedInOrder(service, workloads)) {
+    for (const workload of yield* selectedInOrder(service, workloads)) {
         yield;
         const { namespace, name, uid } = workload.metadata;
         const report = (detail: ProblemDetail) => problems.push({ workload: { namespace, name, uid: uid ?? '' }, ...detail });
@@ -85,10 +85,11 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Comp
     return { selected: true, addressTypes, groups: orderedGroups(groups, addressTypes), problems: distinct(problems) };
 }
 
-/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. */
-function selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): CompactWorkload[] {
+/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. In steps too: 10 000 of them take a good 10 ms. */
+function* selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): Steps<CompactWorkload[]> {
     const byName = new Map<string, CompactWorkload>();
     for (const workload of workloads) {
+        yield;
         if (selectsWorkload(service, workload) && !byName.has(workload.metadata.name)) {
             byName.set(workload.metadata.name, workload);
         }
