@@ -103,6 +103,12 @@ export class LinkController {
     private unservedTimer: NodeJS.Timeout | undefined;
     /** Whether the mirrors were queued since the current remote watch became ready. */
     private toldReady = false;
+    /**
+     * Mirrors queued by the last full convergence and not synced once since: the status counts
+     * what the syncs report, so until they have all run a new leader would write a partial count
+     * (and then the full one) over a status that was right all along.
+     */
+    private converging: Set<LinkWorkKey> | undefined;
 
     constructor(private readonly deps: LinkControllerDeps) {
         this.log = deps.logger.child({ link: deps.name });
@@ -304,15 +310,18 @@ export class LinkController {
     enqueueMirrors(all: boolean): void {
         const [link, remote] = [this.link, this.remote];
         if (!link || !remote || !this.ready) return;
+        const queued = new Set<LinkWorkKey>();
+        const add = (namespace: string, name: string) => queued.add(this.add({ kind: 'mirror', namespace, name }));
         for (const svc of remote.services.store.list()) {
-            if (all || exportMode(svc, link) === 'mirror') this.add({ kind: 'mirror', namespace: svc.metadata!.namespace!, name: svc.metadata!.name! });
+            if (all || exportMode(svc, link) === 'mirror') add(svc.metadata!.namespace!, svc.metadata!.name!);
         }
         if (!all) return;
         const cluster = link.spec.targetClusterName;
         for (const local of this.deps.localMirrors(cluster)) {
             const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
-            if (name) this.add({ kind: 'mirror', namespace: local.metadata!.namespace!, name });
+            if (name) add(local.metadata!.namespace!, name);
         }
+        this.converging = queued.size > 0 ? queued : undefined;
         this.deps.federation?.linkReady({ link, services: remote.services.store });
         this.queue.add(STATUS_WORK);
     }
@@ -330,8 +339,10 @@ export class LinkController {
         for (const svc of this.remote!.services.store.list(namespace)) this.add({ kind: 'mirror', namespace, name: svc.metadata!.name! });
     }
 
-    private add(work: LinkWork): void {
-        this.queue.add(workKey(work));
+    private add(work: LinkWork): LinkWorkKey {
+        const key = workKey(work);
+        this.queue.add(key);
+        return key;
     }
 
     private queueStatus(): void {
@@ -343,7 +354,7 @@ export class LinkController {
         if (work.kind === 'mirror') return this.syncMirror(work.namespace, work.name);
         if (work.kind === 'unserved') return this.withdrawReadiness();
         await this.status.write({
-            complete: this.ready,
+            complete: this.ready && this.converging === undefined,
             entries: this.link?.gateway ? this.gateway.entries : undefined,
             nameStates: this.nameStates,
             remote: this.remoteHealth,
@@ -363,7 +374,16 @@ export class LinkController {
         } catch (err) {
             if (!(err instanceof NotLeaderError)) this.deps.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
             throw err;
+        } finally {
+            this.converged(workKey({ kind: 'mirror', namespace, name }));
         }
+    }
+
+    /** A mirror of the full convergence was synced (or tried once): the status waits for the last. */
+    private converged(key: LinkWorkKey): void {
+        if (!this.converging?.delete(key) || this.converging.size > 0) return;
+        this.converging = undefined;
+        this.queue.add(STATUS_WORK);
     }
 
     private source(): MirrorSource | undefined {
@@ -392,6 +412,7 @@ export class LinkController {
         if (!remote) return;
         this.remote = undefined;
         this.toldReady = false;
+        this.converging = undefined;
         this.remoteHealth = undefined;
         this.deps.metrics.remoteWatches.dec();
         await remote.stop();
