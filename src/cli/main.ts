@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=8
 // The mesh-endpoints command (its subcommands are in program.ts).
 //
 // The node flags of the first line are the ones the CLI runs with: the image's ENTRYPOINT
