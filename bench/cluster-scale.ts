@@ -38,7 +38,7 @@ const wlName = (service: string, i: number) => `${service}-vm-${String(i).padSta
 /** Addresses from 10/8, distinct per (service, workload); never connected to. */
 const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 
-interface ServiceSpec {
+export interface ServiceSpec {
     name: string;
     workloads: number;
 }
@@ -345,9 +345,17 @@ async function ownedSliceCreateRate(cluster: BenchCluster, ns: string, n: number
 
 async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[], report: Report): Promise<void> {
     const started = performance.now();
+    const workloads = await createClusterScaleObjects(cluster, ns, services);
+    report.value(BENCHMARK, 'set-up: workloads and Services created', workloads, 'workloads', performance.now() - started, 'ms');
+}
+
+/**
+ * The Services and their ExternalWorkloads (without status: not ready until a benchmark flips
+ * them, half the set-up writes); hack/startup-timeline.ts builds the same. Returns the workloads made.
+ */
+export async function createClusterScaleObjects(cluster: BenchCluster, ns: string, services: ServiceSpec[]): Promise<number> {
     let n = 0;
     const workloads = services.flatMap((svc) => Array.from({ length: svc.workloads }, (_, i) => ({ service: svc.name, name: wlName(svc.name, i), ip: ipOf(++n) })));
-    // Created without status: not ready until a benchmark flips them (half the set-up writes).
     await inParallel(workloads, CONCURRENCY, async (w) => {
         await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
             apiVersion: 'workload.linkerd.io/v1beta1',
@@ -368,7 +376,7 @@ async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[],
             spec: { selector: { app: svc.name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
         });
     });
-    report.value(BENCHMARK, 'set-up: workloads and Services created', workloads.length, 'workloads', performance.now() - started, 'ms');
+    return workloads.length;
 }
 
 async function setReady(cluster: BenchCluster, ns: string, name: string, ready: boolean): Promise<number> {

@@ -15,9 +15,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { createClusterScaleObjects } from '../bench/cluster-scale.js';
 import { Cleanups, benchClusterName, startBenchCluster } from '../bench/local-cluster.js';
-import { inParallel } from '../bench/parallel.js';
-import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../src/kube/resources.js';
+import { collectionPath, EndpointSlices } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { apiserverMetrics } from '../test/integration/mirror-support.js';
 
@@ -30,7 +30,6 @@ const services = Array.from({ length: SERVICES }, (_, i) => ({ name: `svc-${Stri
 services.push({ name: 'burst', workloads: 1_000 });
 if (process.env.SCALE === 'large') services.push({ name: 'big', workloads: 10_000 });
 const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100), 0);
-const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Seconds and count of the apiserver's LISTs per resource. */
@@ -61,30 +60,9 @@ async function main(): Promise<void> {
         await installCrds(cluster.admin);
         const ns = await cluster.namespace('scale');
         const leaseNs = await cluster.namespace('lease');
-        let n = 0;
-        const workloads = services.flatMap((s) => Array.from({ length: s.workloads }, (_, i) => ({ service: s.name, name: `${s.name}-vm-${String(i).padStart(5, '0')}`, ip: ipOf(++n) })));
         const setUpStart = performance.now();
-        await inParallel(workloads, 16, async (w) => {
-            await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
-                apiVersion: 'workload.linkerd.io/v1beta1',
-                kind: 'ExternalWorkload',
-                metadata: { name: w.name, labels: { app: w.service } },
-                spec: {
-                    meshTLS: { identity: `${w.name}.${ns}.serviceaccount.identity.linkerd.cluster.local`, serverName: w.name },
-                    workloadIPs: [{ ip: w.ip }],
-                    ports: [{ name: 'http', port: 8080 }],
-                },
-            });
-        });
-        await inParallel(services, 16, async (svc) => {
-            await cluster.admin.create(collectionPath(Services, ns), {
-                apiVersion: 'v1',
-                kind: 'Service',
-                metadata: { name: svc.name },
-                spec: { selector: { app: svc.name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-            });
-        });
-        console.log(`set-up: ${workloads.length} workloads, ${services.length} Services in ${((performance.now() - setUpStart) / 1000).toFixed(1)} s`);
+        const workloads = await createClusterScaleObjects(cluster, ns, services);
+        console.log(`set-up: ${workloads} workloads, ${services.length} Services in ${((performance.now() - setUpStart) / 1000).toFixed(1)} s`);
         for (let run = 0; run < RUNS; run++) {
             for (const entry of entries) await oneRun(entry, cluster, ns, leaseNs);
         }

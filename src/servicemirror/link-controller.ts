@@ -375,13 +375,13 @@ export class LinkController {
             if (!(err instanceof NotLeaderError)) this.deps.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : 'error' });
             throw err;
         } finally {
-            this.converged(workKey({ kind: 'mirror', namespace, name }));
+            this.converged(namespace, name);
         }
     }
 
     /** A mirror of the full convergence was synced (or tried once): the status waits for the last. */
-    private converged(key: LinkWorkKey): void {
-        if (!this.converging?.delete(key) || this.converging.size > 0) return;
+    private converged(namespace: string, name: string): void {
+        if (!this.converging?.delete(workKey({ kind: 'mirror', namespace, name })) || this.converging.size > 0) return;
         this.converging = undefined;
         this.queue.add(STATUS_WORK);
     }
