@@ -90,6 +90,8 @@ async function oneRun(entry: string, cluster: Awaited<ReturnType<typeof startBen
         { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
     );
     const pid = child.pid!;
+    let exited = false;
+    child.once('exit', () => (exited = true));
     const nice = process.env.STARTUP_NICE;
     if (nice) for (const p of [pid, cluster.state.apiserverPid, cluster.state.etcdPid]) writeFileSync(`/proc/${p}/autogroup`, nice);
     const marks: Record<string, number> = {};
@@ -120,7 +122,7 @@ async function oneRun(entry: string, cluster: Awaited<ReturnType<typeof startBen
                 const rec = JSON.parse(line) as { time: string; msg: string; [k: string]: unknown };
                 const at = Date.parse(rec.time) - epoch0;
                 if (rec.msg !== 'synced') logLines.push(`${at.toFixed(0).padStart(6)} ms  ${line.length > 300 ? line.slice(0, 300) : line}`);
-                if (['admin endpoint listening', 'caches synced', 'became leader'].includes(rec.msg)) mark(`log: ${rec.msg}`, t0 + at);
+                if (['admin endpoint listening', 'caches synced', 'became leader', 'caches synced and leading: controllers started'].includes(rec.msg)) mark(`log: ${rec.msg}`, t0 + at);
             } catch {
                 logLines.push(line);
             }
@@ -136,6 +138,7 @@ async function oneRun(entry: string, cluster: Awaited<ReturnType<typeof startBen
     let done = false;
     const deadline = performance.now() + 10 * 60_000;
     while (!done && performance.now() < deadline) {
+        if (exited) throw new Error(`${entry} exited early: ${err.slice(-2000)}`);
         if (admin && marks['readyz ok'] === undefined) {
             const ok = await fetch(`http://${admin}/readyz`).then((r) => r.text()).catch(() => '');
             if (ok === 'ok') mark('readyz ok');
@@ -153,7 +156,7 @@ async function oneRun(entry: string, cluster: Awaited<ReturnType<typeof startBen
     const rss = peakRss(pid);
     const listsAfter = listTimes(await apiserverMetrics(cluster));
     child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    if (!exited) await new Promise((r) => child.once('exit', r));
     if (nice) for (const p of [cluster.state.apiserverPid, cluster.state.etcdPid]) writeFileSync(`/proc/${p}/autogroup`, '0');
     console.log(`\n=== ${entry} (load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}), peak RSS ${rss.toFixed(0)} MB`);
     for (const [what, at] of Object.entries(marks).sort((a, b) => a[1] - b[1])) console.log(`${at.toFixed(0).padStart(6)} ms  cpu ${cpuAt[what]?.toFixed(2) ?? '?'} s  apiserver cpu ${apiserverCpuAt[what]!.toFixed(2)} s  peak RSS ${peakAt[what]?.toFixed(0)} MB  ${what}`);

@@ -78,6 +78,12 @@ export class Manager {
     private readonly services: ReplicaService[] = [];
     private readonly leaderGauge: Gauge;
     private stopping: Promise<void> | undefined;
+    /** Every informer has delivered its first list. */
+    private synced = false;
+    /** The Lease is ours (the elector said so); the controllers work only once `synced` too. */
+    private holdsLease = false;
+    /** The controllers were started in this term (and so are stopped at its end). */
+    private working = false;
 
     constructor(private readonly opts: ManagerOptions) {
         this.registry = opts.registry ?? new Registry();
@@ -108,8 +114,8 @@ export class Manager {
         this.services.push(service);
     }
 
-    /** The guard writers ask right before every write. */
-    readonly isLeader = (): boolean => (this.elector ? this.elector.isLeader() : !this.stopping);
+    /** The guard writers ask right before every write: only while the controllers work, so never before the caches synced. */
+    readonly isLeader = (): boolean => (this.elector ? this.working && this.elector.isLeader() : !this.stopping);
 
     ready(): boolean {
         return this.notReady() === undefined;
@@ -132,19 +138,34 @@ export class Manager {
         await Promise.all(this.services.map((s) => s.start()));
         const informers = new Set(this.runnables.flatMap((r) => r.informers));
         for (const informer of informers) informer.start();
+        // The Lease is sought while the caches fill, as controller-runtime and client-go do: its
+        // round trips then overlap the lists instead of following them. Work starts once both are done.
+        this.elector?.start();
         await Promise.all([...informers].map((i) => i.synced));
         this.opts.logger.info('caches synced');
-        if (this.elector) this.elector.start();
+        this.synced = true;
+        if (this.elector) this.startWorking();
         else this.onStartedLeading();
     }
 
     private onStartedLeading(): void {
+        this.holdsLease = true;
+        this.startWorking();
+    }
+
+    private startWorking(): void {
+        if (!this.synced || !this.holdsLease || this.working || this.stopping) return;
+        this.working = true;
         this.leaderGauge.set(1);
+        this.opts.logger.info('caches synced and leading: controllers started');
         for (const r of this.runnables) r.startLeading();
     }
 
     private onStoppedLeading(): void {
         this.leaderGauge.set(0);
+        this.holdsLease = false;
+        if (!this.working) return;
+        this.working = false;
         for (const r of this.runnables) {
             r.stopLeading().catch((err: Error) => this.opts.logger.error({ err, controller: r.name }, 'stopping failed'));
         }

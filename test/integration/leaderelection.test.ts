@@ -34,6 +34,17 @@ function candidate(ns: string, identity: string): { proc: ChildProcess; lines: s
     return { proc, lines };
 }
 
+/** A Manager with a cache and a writing controller (fixtures/manager-candidate.ts); `holdList` holds its list until SIGUSR2. */
+function managerCandidate(ns: string, identity: string, holdList: boolean): { proc: ChildProcess; lines: string[] } {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/integration/fixtures/manager-candidate.ts', cluster.state.kubeconfig, ns, identity], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, HOLD_LIST: holdList ? '1' : '0' },
+    });
+    const lines: string[] = [];
+    proc.stdout!.on('data', (d: Buffer) => lines.push(...d.toString().trim().split('\n')));
+    return { proc, lines };
+}
+
 async function writesBy(ns: string, identity: string): Promise<number> {
     const list = await cluster.admin.get<{ items: unknown[] }>(collectionPath(ConfigMaps, ns), {
         labelSelector: `writer=${identity}`,
@@ -84,6 +95,45 @@ describe('leader election', () => {
         b.proc.kill('SIGTERM');
         await new Promise((r) => b.proc.once('exit', r));
         assert.equal(await holder(ns, 'candidates'), '', 'a graceful stop releases the lease');
+    });
+
+    it('a Manager takes the Lease while its caches sync, and starts its controllers only once both are done', async () => {
+        const ns = await cluster.namespace();
+        const early = managerCandidate(ns, 'early', true);
+        try {
+            await eventually('the Lease taken while the list is held back', async () => (await holder(ns, 'candidates').catch(() => '')) === 'early', 90_000);
+            await sleep(1500); // renewals go on; nothing may start or write meanwhile
+            assert.deepEqual(early.lines, [], 'no controller started before the caches synced');
+            assert.equal(await writesBy(ns, 'early'), 0);
+            early.proc.kill('SIGUSR2');
+            await eventually('the controllers started once synced', () => early.lines.includes('leading'), 30_000);
+            await eventually('the leader writing', async () => (await writesBy(ns, 'early')) > 0, 30_000);
+        } finally {
+            early.proc.kill('SIGTERM');
+            await new Promise((r) => early.proc.once('exit', r));
+        }
+        assert.equal(await holder(ns, 'candidates'), '', 'a graceful stop releases the lease');
+    });
+
+    it('a leader killed while its caches still sync is replaced by a synced standby once its lease expires', async () => {
+        const ns = await cluster.namespace();
+        const held = managerCandidate(ns, 'held', true);
+        await eventually('the Lease taken while the list is held back', async () => (await holder(ns, 'candidates').catch(() => '')) === 'held', 90_000);
+        const standby = managerCandidate(ns, 'standby', false);
+        try {
+            await sleep(2000); // the standby starts and syncs; the Lease stays with the first
+            assert.deepEqual(standby.lines, []);
+            const killedAt = Date.now();
+            held.proc.kill('SIGKILL');
+            await eventually('the standby to lead', () => standby.lines.includes('leading'), 60_000);
+            await eventually('the standby writing', async () => (await writesBy(ns, 'standby')) > 0, 30_000);
+            console.log(`# the standby led ${Date.now() - killedAt} ms after the SIGKILL (lease 4 s)`);
+            assert.deepEqual(held.lines, []);
+            assert.equal(await writesBy(ns, 'held'), 0, 'the killed one never worked');
+        } finally {
+            standby.proc.kill('SIGTERM');
+            await new Promise((r) => standby.proc.once('exit', r));
+        }
     });
 
     it('a frozen leader, once resumed, writes nothing before it has re-acquired', async () => {
