@@ -5,16 +5,20 @@ import type { V1Endpoint, V1EndpointHints, V1ObjectReference } from '@kubernetes
  * Identity is what names an endpoint (its addresses, hostname and target); everything else
  * (conditions, zone, node, uid, hints) is state of the same endpoint, compared separately so a
  * readiness flip rewrites the endpoint in its own slice instead of moving it elsewhere.
- * Sorts a copy: the endpoint may be an informer-cache object that must never be mutated.
+ * Each part is written after its length, so no value can pass for a separator; built for
+ * every endpoint of every sync, it costs no array or JSON. Sorts a copy of the addresses when
+ * there are several: the endpoint may be an informer-cache object that must never be mutated.
  */
 export function endpointKey(endpoint: V1Endpoint): string {
-    return JSON.stringify([
-        [...endpoint.addresses].sort(),
-        endpoint.hostname ?? '',
-        endpoint.targetRef?.namespace ?? '',
-        endpoint.targetRef?.name ?? '',
-    ]);
+    const addresses = endpoint.addresses;
+    let key = '';
+    if (addresses.length === 1) key = part(addresses[0]!);
+    else for (const address of [...addresses].sort()) key += part(address);
+    const ref = endpoint.targetRef;
+    return `${key}|${part(endpoint.hostname ?? '')}${part(ref?.namespace ?? '')}${part(ref?.name ?? '')}`;
 }
+
+const part = (value: string) => `${value.length}:${value}`;
 
 /**
  * The form we write, equal to what the apiserver hands back: empty strings dropped (optional
@@ -35,21 +39,38 @@ export function normaliseEndpoint(endpoint: V1Endpoint): V1Endpoint {
     return out;
 }
 
-const targetRefFields = ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'] as const;
-
+/** Written out field by field: a loop of keyed stores over a field list cost more than the rest of the endpoint. */
 function normaliseTargetRef(ref: V1ObjectReference | undefined): V1ObjectReference | undefined {
     if (!ref) return undefined;
+    const { kind, namespace, name, uid, apiVersion, resourceVersion, fieldPath } = ref;
+    if (!(kind || namespace || name || uid || apiVersion || resourceVersion || fieldPath)) return undefined;
     const out: V1ObjectReference = {};
-    for (const field of targetRefFields) {
-        if (ref[field]) out[field] = ref[field];
-    }
-    return Object.keys(out).length > 0 ? out : undefined;
+    if (kind) out.kind = kind;
+    if (namespace) out.namespace = namespace;
+    if (name) out.name = name;
+    if (uid) out.uid = uid;
+    if (apiVersion) out.apiVersion = apiVersion;
+    if (resourceVersion) out.resourceVersion = resourceVersion;
+    if (fieldPath) out.fieldPath = fieldPath;
+    return out;
 }
 
+/** Every field but resourceVersion, which moves on every write of the target: following it would rewrite slices for changes that do not concern them. */
 function sameTargetRef(a: V1ObjectReference | undefined, b: V1ObjectReference | undefined): boolean {
-    // resourceVersion moves on every write of the target; following it would rewrite slices
-    // for changes that do not concern them.
-    return targetRefFields.every((f) => f === 'resourceVersion' || (a?.[f] ?? '') === (b?.[f] ?? ''));
+    return (
+        (a?.kind ?? '') === (b?.kind ?? '') &&
+        (a?.namespace ?? '') === (b?.namespace ?? '') &&
+        (a?.name ?? '') === (b?.name ?? '') &&
+        (a?.uid ?? '') === (b?.uid ?? '') &&
+        (a?.apiVersion ?? '') === (b?.apiVersion ?? '') &&
+        (a?.fieldPath ?? '') === (b?.fieldPath ?? '')
+    );
+}
+
+function sameHints(a: V1EndpointHints | undefined, b: V1EndpointHints | undefined): boolean {
+    // We write none; most endpoints compared have none on either side.
+    if (a === undefined && b === undefined) return true;
+    return hintsKey(a) === hintsKey(b);
 }
 
 function hintsKey(hints: V1EndpointHints | undefined): string {
@@ -71,7 +92,7 @@ export function endpointsEqualBeyondIdentity(a: V1Endpoint, b: V1Endpoint): bool
         a.conditions?.serving === b.conditions?.serving &&
         a.conditions?.terminating === b.conditions?.terminating &&
         sameTargetRef(a.targetRef, b.targetRef) &&
-        hintsKey(a.hints) === hintsKey(b.hints)
+        sameHints(a.hints, b.hints)
     );
 }
 
@@ -101,6 +122,14 @@ export class EndpointSet {
 
     delete(endpoint: V1Endpoint): boolean {
         return this.byKey.delete(endpointKey(endpoint));
+    }
+
+    /** The endpoint of this identity, removed from the set; one key for what get and delete would do. */
+    take(endpoint: V1Endpoint): V1Endpoint | undefined {
+        const key = endpointKey(endpoint);
+        const held = this.byKey.get(key);
+        if (held !== undefined) this.byKey.delete(key);
+        return held;
     }
 
     /** In identity-key order, so whatever is built from the set does not depend on input order. */

@@ -69,13 +69,12 @@ export function* planPortGroup(group: PortGroup, max: number, meta: SliceMeta): 
         let endpointChanged = false;
         for (const endpoint of slice.endpoints ?? []) {
             yield;
-            const wanted = desired.get(endpoint);
+            const wanted = desired.take(endpoint);
             if (!wanted) {
                 // Not desired, or a duplicate of one already kept in an earlier slice.
                 endpointsRemoved++;
                 continue;
             }
-            desired.delete(endpoint);
             if (kept.length >= max) overflow.push(wanted);
             else kept.push(wanted);
             if (!endpointsEqualBeyondIdentity(endpoint, wanted)) endpointChanged = true;

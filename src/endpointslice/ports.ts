@@ -18,12 +18,17 @@ export function normalisePorts(ports: readonly DiscoveryV1EndpointPort[] | undef
     return (ports ?? []).map(normalisePort);
 }
 
+/** The defaulted port as JSON (no raw newline can occur in it); no normalised copy is made. */
 function portKey(port: DiscoveryV1EndpointPort): string {
-    const p = normalisePort(port);
-    return JSON.stringify([p.name, p.port ?? null, p.protocol, p.appProtocol ?? null]);
+    return JSON.stringify([port.name ?? '', port.port ?? null, port.protocol ?? 'TCP', port.appProtocol || null]);
 }
 
-/** Same key for the same set of ports, whatever their order or defaulting; absent = no ports. */
+/**
+ * Same key for the same set of ports, whatever their order or defaulting; absent = no ports.
+ * Computed for every desired group and existing slice of every sync, and most have one port.
+ */
 export function portMapKey(ports: readonly DiscoveryV1EndpointPort[] | undefined): string {
-    return JSON.stringify((ports ?? []).map(portKey).sort());
+    if (ports === undefined || ports.length === 0) return '';
+    if (ports.length === 1) return portKey(ports[0]!);
+    return ports.map(portKey).sort().join('\n');
 }

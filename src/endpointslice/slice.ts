@@ -101,7 +101,9 @@ export function replacementSlice(
     ports: DiscoveryV1EndpointPort[],
     endpoints: V1Endpoint[],
 ): V1EndpointSlice {
-    const metadata = structuredClone(existing.metadata ?? {});
+    // A copy of the top level only: the rest (owner references, finalizers) is sent back as it is,
+    // never changed; structuredClone of it cost more than planning the slice's endpoints.
+    const metadata = { ...existing.metadata };
     metadata.labels = sliceLabels(meta);
     if (meta.annotations && Object.keys(meta.annotations).length > 0) metadata.annotations = { ...meta.annotations };
     else delete metadata.annotations;

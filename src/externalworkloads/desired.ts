@@ -7,15 +7,15 @@
 //
 // Bad input never blocks: an unusable address, port or hostname is left out of the one
 // endpoint it concerns and reported; every other endpoint of the Service is still desired.
-import type { V1Service } from '@kubernetes/client-node';
+import type { DiscoveryV1EndpointPort, V1Service } from '@kubernetes/client-node';
 import { portMapKey } from '../endpointslice/index.js';
 import { completed, type Steps } from '../endpointslice/steps.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { compactWorkload, type CompactWorkload } from './compact.js';
 import { hostnameFor, workloadEndpoint } from './endpoint.js';
-import { resolvePorts } from './ports.js';
+import { resolvePorts, targetsNamedPorts } from './ports.js';
 import { addressTypesForService, selectsWorkload, serviceName, servesService } from './selection.js';
-import type { ExternalWorkload, ProblemDetail, WorkloadProblem } from './types.js';
+import type { ExternalWorkload, ProblemDetail, WorkloadPort, WorkloadProblem } from './types.js';
 
 export { addressTypesForService, selectsWorkload, servesService } from './selection.js';
 
@@ -45,44 +45,77 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Comp
     const addressTypes = addressTypesForService(service);
     const groups = new Map<string, DesiredGroup>();
     const problems: WorkloadProblem[] = [];
+    const portsOf = portResolver(service);
 
     for (const workload of yield* selectedInOrder(service, workloads)) {
         yield;
-        const { namespace, name, uid } = workload.metadata;
-        const report = (detail: ProblemDetail) => problems.push({ workload: { namespace, name, uid: uid ?? '' }, ...detail });
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.
-        workload.addressProblems.forEach(report);
-        const published = addressTypes.flatMap((type) => {
-            const address = workload.addresses[type];
-            return address === undefined ? [] : [{ addressType: type, address }];
-        });
-        if (published.length === 0) continue;
+        for (const problem of workload.addressProblems) problems.push(problemOf(workload, problem));
+        if (!addressTypes.some((type) => workload.addresses[type] !== undefined)) continue;
 
-        const { ports, missing } = resolvePorts(service, workload);
-        for (const m of missing) {
-            report({
-                reason: 'MissingNamedPort',
-                message: `Service ${serviceName(service)} port ${m.servicePort} targets the port named "${m.targetPort}" (${m.protocol}), which the workload does not declare; the workload is published without that port`,
-            });
-        }
+        const resolved = portsOf(workload);
+        for (const problem of resolved.problems) problems.push(problemOf(workload, problem));
         const { hostname, problem } = hostnameFor(service, workload);
-        if (problem) report(problem);
+        if (problem) problems.push(problemOf(workload, problem));
 
-        const key = portMapKey(ports);
-        for (const { addressType, address } of published) {
-            const groupKey = `${addressType} ${key}`;
+        for (const addressType of addressTypes) {
+            const address = workload.addresses[addressType];
+            if (address === undefined) continue;
+            const groupKey = `${addressType} ${resolved.key}`;
             let group = groups.get(groupKey);
             if (!group) {
                 // Each group owns its port objects: the reconciler may sort or copy them.
-                group = { addressType, ports: ports.map((port) => ({ ...port })), endpoints: [] };
+                group = { addressType, ports: resolved.ports.map((port) => ({ ...port })), endpoints: [] };
                 groups.set(groupKey, group);
             }
             group.endpoints.push(workloadEndpoint(service, workload, address, hostname));
         }
     }
 
-    return { selected: true, addressTypes, groups: orderedGroups(groups, addressTypes), problems: distinct(problems) };
+    return { selected: true, addressTypes, groups: orderedGroups(groups, addressTypes), problems: problems.length > 0 ? distinct(problems) : problems };
+}
+
+function problemOf(workload: CompactWorkload, detail: ProblemDetail): WorkloadProblem {
+    const { namespace, name, uid } = workload.metadata;
+    return { workload: { namespace, name, uid: uid ?? '' }, ...detail };
+}
+
+interface PortsForWorkload {
+    ports: DiscoveryV1EndpointPort[];
+    /** portMapKey of the ports: which slice group the workload's endpoints go to. */
+    key: string;
+    problems: ProblemDetail[];
+}
+
+/**
+ * The Service's ports resolved for a workload, once per distinct port list rather than once per
+ * workload: a resolution reads only the workload's named ports, which compact.ts holds once
+ * per distinct list (and most workloads declare the same), and none at all when no targetPort
+ * of the Service is a name.
+ */
+function portResolver(service: V1Service): (workload: CompactWorkload) => PortsForWorkload {
+    const resolve = (workload: CompactWorkload): PortsForWorkload => {
+        const { ports, missing } = resolvePorts(service, workload);
+        const problems = missing.map((m) => ({
+            reason: 'MissingNamedPort' as const,
+            message: `Service ${serviceName(service)} port ${m.servicePort} targets the port named "${m.targetPort}" (${m.protocol}), which the workload does not declare; the workload is published without that port`,
+        }));
+        return { ports, key: portMapKey(ports), problems };
+    };
+    if (!targetsNamedPorts(service)) {
+        let same: PortsForWorkload | undefined;
+        return (workload) => (same ??= resolve(workload));
+    }
+    const byPortList = new Map<readonly WorkloadPort[], PortsForWorkload>();
+    return (workload) => {
+        let resolved = byPortList.get(workload.ports);
+        if (!resolved) {
+            resolved = resolve(workload);
+            byPortList.set(workload.ports, resolved);
+        }
+        return resolved;
+    };
 }
 
 /** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. In steps too: 10 000 of them take a good 10 ms. */

@@ -1,7 +1,7 @@
 // One workload as one EndpointSlice endpoint. Every field is set in the form the apiserver
 // stores it (all three conditions as booleans, optional fields absent rather than empty),
 // so that comparing a desired endpoint with a stored one finds no phantom difference.
-import type { V1Endpoint, V1Service } from '@kubernetes/client-node';
+import type { V1Endpoint, V1ObjectReference, V1Service } from '@kubernetes/client-node';
 import { isDNS1123Label } from '../endpointslice/names.js';
 import { isHeadless, serviceName } from './selection.js';
 import type { CompactWorkload } from './compact.js';
@@ -42,11 +42,9 @@ export function workloadEndpoint(
     const { ready: serving, terminating } = workload;
     const ready = service.spec?.publishNotReadyAddresses === true || (serving && !terminating);
     const { namespace, name, uid } = workload.metadata;
-    const endpoint: V1Endpoint = {
-        addresses: [address],
-        conditions: { ready, serving, terminating },
-        targetRef: { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, namespace, name, ...(uid ? { uid } : {}) },
-    };
+    const targetRef: V1ObjectReference = { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, namespace, name };
+    if (uid) targetRef.uid = uid;
+    const endpoint: V1Endpoint = { addresses: [address], conditions: { ready, serving, terminating }, targetRef };
     if (hostname !== undefined) endpoint.hostname = hostname;
     const zone = workload.metadata.labels?.[ZONE_LABEL];
     if (zone) endpoint.zone = zone;

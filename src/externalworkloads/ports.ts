@@ -55,6 +55,11 @@ export function resolvePorts(service: V1Service, workload: NamedPorts): Resolved
     return { ports, missing };
 }
 
+/** Whether resolvePorts reads the workload at all: only for a targetPort given by name. */
+export function targetsNamedPorts(service: V1Service): boolean {
+    return (service.spec?.ports ?? []).some((port) => typeof port.targetPort === 'string' && port.targetPort !== '');
+}
+
 function namedWorkloadPort(workload: NamedPorts, name: string, protocol: string): number | undefined {
     // The first match wins, as for container ports; duplicate names are refused by the CRD.
     return workload.ports.find((p) => p.name === name && (p.protocol ?? 'TCP') === protocol)?.port;

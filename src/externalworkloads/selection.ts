@@ -20,7 +20,11 @@ export function selectsWorkload(service: V1Service, workload: Selectable): boole
     if (selector == null || service.spec?.type === 'ExternalName') return false;
     if (service.metadata?.namespace !== workload.metadata.namespace) return false;
     const labels = workload.metadata.labels ?? {};
-    return Object.entries(selector).every(([key, value]) => labels[key] === value);
+    // A loop, not Object.entries: this runs for every candidate workload of every sync.
+    for (const key in selector) {
+        if (labels[key] !== selector[key]) return false;
+    }
+    return true;
 }
 
 /** Whether this controller writes slices for the Service at all. */
