@@ -104,10 +104,13 @@ function endpointsProblems(endpoints: V1Endpoint[], addressType: 'IPv4' | 'IPv6'
             problems.push(`${at}.hostname ${JSON.stringify(endpoint.hostname)} is not a DNS label`);
         }
         if (endpoint.zone !== undefined && typeof endpoint.zone !== 'string') problems.push(`${at}.zone is not a string`);
-        for (const [condition, value] of Object.entries(endpoint.conditions ?? {})) {
+        const conditions = endpoint.conditions as Record<string, unknown> | undefined;
+        for (const condition in conditions) {
+            const value = conditions[condition];
             if (value !== undefined && value !== null && typeof value !== 'boolean') problems.push(`${at}.conditions.${condition} is not a boolean`);
         }
-        hintsProblems(endpoint, at, problems);
+        // We write no hints: most endpoints have none to check.
+        if (endpoint.hints) hintsProblems(endpoint, at, problems);
     });
 }
 

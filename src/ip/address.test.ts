@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseIP, sliceAddressProblems, usableEndpointIP, type UnusableReason } from './address.js';
+import { isIP } from 'node:net';
+import fc from 'fast-check';
+import { canonicalIPv4Bytes, parseIP, sliceAddressProblems, usableEndpointIP, type UnusableReason } from './address.js';
 
 describe('parseIP: one canonical text per address', () => {
     const canonical: Array<[string, string, 'IPv4' | 'IPv6']> = [
@@ -120,4 +122,45 @@ describe('sliceAddressProblems: the apiserver’s rule for one address of a slic
             assert.ok(problems[0]!.includes(why), problems[0]);
         });
     }
+});
+
+describe('canonicalIPv4Bytes: the one-pass reading of dotted decimal', () => {
+    const octet = fc.oneof(fc.integer({ min: 0, max: 255 }).map(String), fc.stringMatching(/^[0-9]{1,4}$/), fc.constantFrom('', '-1', '+1', ' 1', '1 ', '0x1', '١'));
+    const dotted = fc.array(octet, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.'));
+    const anyText = fc.oneof(dotted, fc.string(), fc.stringMatching(/^[0-9.]{0,16}$/));
+
+    it('accepts exactly what net.isIP calls IPv4, and reads the octets as Number does', () => {
+        fc.assert(
+            fc.property(anyText, (text) => {
+                const bytes = canonicalIPv4Bytes(text);
+                assert.equal(bytes !== undefined, isIP(text) === 4, text);
+                if (bytes) assert.deepEqual(bytes, text.split('.').map(Number));
+            }),
+            { numRuns: 20_000, seed: 20261201 },
+        );
+    });
+
+    it('gives an IPv4 slice the same verdict as the full parse, for any text', () => {
+        // The full path: what sliceAddressProblems said before the one-pass reading (parse, then the refusals).
+        const full = (text: string) => {
+            const parsed = parseIP(text);
+            return parsed.ok && parsed.family === 'IPv4' && parsed.address === text && isIP(text) === 4;
+        };
+        fc.assert(
+            fc.property(anyText, (text) => {
+                if (!full(text)) assert.notEqual(sliceAddressProblems(text, 'IPv4').length, 0, text);
+            }),
+            { numRuns: 5_000, seed: 20261201 },
+        );
+        for (const [text, problems] of [
+            ['0.0.0.0', ['"0.0.0.0" may not be an unspecified address']],
+            ['127.0.0.9', ['"127.0.0.9" may not be a loopback address']],
+            ['169.254.1.1', ['"169.254.1.1" may not be a link-local address']],
+            ['224.0.0.251', ['"224.0.0.251" may not be a multicast address']],
+            ['239.1.1.1', []], // other multicast passes the apiserver's rule (our adapters refuse it)
+            ['198.18.0.1', []],
+        ] as const) {
+            assert.deepEqual(sliceAddressProblems(text, 'IPv4'), problems, text);
+        }
+    });
 });

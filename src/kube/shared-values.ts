@@ -10,9 +10,12 @@ export class SharedValues {
 
     constructor(private readonly max = 20_000) {}
 
-    /** The held instance equal to `value` (compared as JSON), else `value`, frozen (shallowly: share the parts first). */
-    object<T extends object>(value: T): T {
-        const key = JSON.stringify(value);
+    /**
+     * The held instance equal to `value` (compared as JSON), else `value`, frozen (shallowly:
+     * share the parts first). A caller that knows the value's shape may pass a cheaper `key`:
+     * equal keys must mean equal values, and no key may be the JSON of another value.
+     */
+    object<T extends object>(value: T, key = JSON.stringify(value)): T {
         const held = this.objects.get(key);
         if (held !== undefined) return held as T;
         if (this.objects.size >= this.max) this.objects.clear();
