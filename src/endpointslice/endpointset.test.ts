@@ -29,6 +29,16 @@ describe('endpoint identity', () => {
         const a: V1Endpoint = { addresses: ['198.18.0.1'], hostname: 'a', targetRef: { namespace: 'b/c', name: 'd' } };
         const b: V1Endpoint = { addresses: ['198.18.0.1'], hostname: 'a', targetRef: { namespace: 'b', name: 'c/d' } };
         assert.notEqual(endpointKey(a), endpointKey(b));
+        const parts: V1Endpoint[] = [
+            { addresses: ['198.18.0.1', '198.18.0.2'] },
+            { addresses: ['198.18.0.1'], hostname: '198.18.0.2' },
+            { addresses: ['198.18.0.1'], targetRef: { namespace: '198.18.0.2' } },
+            { addresses: ['198.18.0.1|'] },
+            { addresses: ['198.18.0.1'], hostname: '|' },
+            { addresses: ['1:a'] },
+            { addresses: ['1'], hostname: 'a' },
+        ];
+        assert.equal(new Set(parts.map(endpointKey)).size, parts.length);
     });
 });
 
@@ -97,6 +107,13 @@ describe('EndpointSet', () => {
         assert.equal(set.get(makeEndpoint(1))?.zone, 'zone-b');
         assert.ok(set.delete(makeEndpoint(2)));
         assert.equal(set.has(makeEndpoint(2)), false);
+    });
+
+    it('hands out an endpoint once when taken', () => {
+        const set = new EndpointSet([makeEndpoint(1, { zone: 'zone-a' }), makeEndpoint(2)]);
+        assert.equal(set.take(makeEndpoint(1))?.zone, 'zone-a');
+        assert.equal(set.take(makeEndpoint(1)), undefined);
+        assert.equal(set.size, 1);
     });
 
     it('lists its endpoints in identity-key order', () => {

@@ -47,4 +47,15 @@ describe('port groups', () => {
         assert.equal(portMapKey(undefined), portMapKey([]));
         assert.deepEqual(normalisePorts(undefined), []);
     });
+
+    it('cannot be confused by names that contain what separates ports in a key', () => {
+        const keys = [
+            [{ name: 'a\n["b",80,"TCP",null]', port: 80 }],
+            [{ name: 'a', port: 80 }, { name: 'b', port: 80 }],
+            [{ name: 'a","b', port: 80 }],
+            [{ name: 'a', port: 80, appProtocol: '' }],
+        ].map(portMapKey);
+        assert.equal(new Set(keys).size, keys.length);
+        assert.equal(keys[3], portMapKey([{ name: 'a', port: 80 }]), 'an empty appProtocol is no appProtocol');
+    });
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { desiredGroupsForService } from './desired.js';
+import { completed } from '../endpointslice/steps.js';
+import { SharedValues } from '../kube/shared-values.js';
+import { compactWorkload } from './compact.js';
+import { desiredGroupsForService, desiredGroupsSteps } from './desired.js';
 import { httpPort, ipv4, makeService, makeWorkload } from './testkit.js';
 
 const summary = (result: ReturnType<typeof desiredGroupsForService>) =>
@@ -102,5 +105,35 @@ describe('Service ports resolved against each workload', () => {
         const result = desiredGroupsForService(service, [makeWorkload('a', { ips: ['192.0.2.1', '2001:db8::1'] })]);
         assert.equal(result.groups.length, 2);
         assert.notEqual(result.groups[0]!.ports[0], result.groups[1]!.ports[0]);
+    });
+
+    it('resolves once per distinct port list, yet each workload gets its own ports and problems (port lists held once, as the controller caches them)', () => {
+        const shared = new SharedValues();
+        const service = makeService({ ports: [httpPort({ targetPort: 'http' }), httpPort({ name: 'admin', port: 9990, targetPort: 'admin' })] });
+        const http = (port: number) => [{ name: 'http', port, protocol: 'TCP' }];
+        const workloads = [
+            makeWorkload('a', { ips: [ipv4(1)], ports: http(8080) }),
+            makeWorkload('b', { ips: [ipv4(2)], ports: http(8081) }),
+            makeWorkload('c', { ips: [ipv4(3)], ports: http(8080) }),
+            makeWorkload('d', { ips: [ipv4(4)], ports: [...http(8080), { name: 'admin', port: 9000, protocol: 'TCP' }] }),
+        ].map((w) => compactWorkload(w, { shared }));
+        assert.equal(workloads[0]!.ports, workloads[2]!.ports, 'equal port lists are one instance');
+        const result = completed(desiredGroupsSteps(service, workloads));
+        assert.deepEqual(
+            result.groups.map((g) => [g.ports.map((p) => `${p.name}:${p.port}`).join(','), g.endpoints.map((e) => e.targetRef?.name).join(',')]),
+            [
+                ['http:8080,admin:9000', 'd'],
+                ['http:8080', 'a,c'],
+                ['http:8081', 'b'],
+            ],
+        );
+        assert.deepEqual(
+            result.problems.map((p) => [p.workload.name, p.reason]),
+            [
+                ['a', 'MissingNamedPort'],
+                ['b', 'MissingNamedPort'],
+                ['c', 'MissingNamedPort'],
+            ],
+        );
     });
 });
