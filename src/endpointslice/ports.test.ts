@@ -45,6 +45,7 @@ describe('port groups', () => {
 
     it('keys no ports like an empty port list (a headless Service without ports)', () => {
         assert.equal(portMapKey(undefined), portMapKey([]));
+        assert.equal(portMapKey(null as unknown as undefined), portMapKey([]), 'as the apiserver serves a slice without ports');
         assert.deepEqual(normalisePorts(undefined), []);
     });
 

@@ -28,7 +28,8 @@ function portKey(port: DiscoveryV1EndpointPort): string {
  * Computed for every desired group and existing slice of every sync, and most have one port.
  */
 export function portMapKey(ports: readonly DiscoveryV1EndpointPort[] | undefined): string {
-    if (ports === undefined || ports.length === 0) return '';
+    // null too: the apiserver serves a slice without ports with `ports: null`.
+    if (ports == null || ports.length === 0) return '';
     if (ports.length === 1) return portKey(ports[0]!);
     return ports.map(portKey).sort().join('\n');
 }
