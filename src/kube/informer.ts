@@ -261,7 +261,8 @@ export class Informer<T extends KubeObject> {
             page.catch(() => undefined);
             return page;
         };
-        const items: T[] = [];
+        /** The keys this list delivered: what the cache holds beyond them is gone from the server. */
+        const listed = new Set<string>();
         let resourceVersion = '';
         // A large list must not hold up timers and I/O: parsing and caching it pause now and then.
         const slicer = new TimeSlicer();
@@ -281,7 +282,12 @@ export class Informer<T extends KubeObject> {
                     raw[i] = undefined;
                     // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
                     const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
-                    items.push(held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item));
+                    const cached = held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item);
+                    listed.add(ObjectStore.keyOf(cached));
+                    // Cached and told at once, not after the last page: the handlers' work overlaps
+                    // the apiserver's too. Every page of a list is one snapshot, so the cache only
+                    // moves forward, as with watch events; what the list lacks is dropped at its end.
+                    this.upsert(cached);
                     if (slicer.due()) await slicer.pause();
                 }
                 resourceVersion = page.metadata.resourceVersion;
@@ -290,8 +296,8 @@ export class Informer<T extends KubeObject> {
             // A page still in flight after a failure is not wanted.
             if (next) abort.abort();
         }
-        await this.replace(items);
-        this.log('debug', 'listed', { items: items.length, pages, ms: Math.round(performance.now() - started) });
+        await this.dropUnlisted(listed);
+        this.log('debug', 'listed', { items: listed.size, pages, ms: Math.round(performance.now() - started) });
         this.resourceVersion = resourceVersion;
         if (!this.syncedFlag) {
             this.syncedFlag = true;
@@ -317,19 +323,13 @@ export class Informer<T extends KubeObject> {
         return this.opts.transform ? this.opts.transform(obj) : (obj as T);
     }
 
-    /** Replaces the cache with a full list, delivering the difference as events, in slices. */
-    private async replace(items: T[]): Promise<void> {
-        const fresh = new Set(items.map((item) => ObjectStore.keyOf(item)));
+    /** After a full list: drops what the cache holds that the list did not deliver, telling the handlers, in slices. */
+    private async dropUnlisted(listed: Set<string>): Promise<void> {
         const slicer = new TimeSlicer();
         for (const old of this.store.list()) {
-            if (!fresh.has(ObjectStore.keyOf(old))) {
-                this.store.delete(old);
-                this.notify((h) => h.delete?.(old));
-                if (slicer.due()) await slicer.pause();
-            }
-        }
-        for (const item of items) {
-            this.upsert(item);
+            if (listed.has(ObjectStore.keyOf(old))) continue;
+            this.store.delete(old);
+            this.notify((h) => h.delete?.(old));
             if (slicer.due()) await slicer.pause();
         }
     }
