@@ -154,9 +154,10 @@ const externalWorkloadSchema: z.ZodMiniType<ExternalWorkload> = z.looseObject({
 });
 
 // The same schema as hand-written predicates, for the well-formed objects that are nearly all
-// of them: zod's parse builds a copy of every object and field (about 7.6 KB of garbage and
-// a fifth of the list's CPU per workload at 11 000), while an object these accept is already
-// what zod would return. They accept a subset of what the schema accepts, whose parse changes
+// of them: zod's parse builds a copy of every object and field (parsed and cached, a served
+// workload cost 9.8 KB of allocations through zod, 2.4 KB through these; 150 against 50 ms of
+// CPU for 11 000: docs/benchmarks.md, "Start-up"), while an object these accept is already what
+// zod would return. They accept a subset of what the schema accepts, whose parse changes
 // nothing (no null for an absent field, no Date, only plain objects, no own __proto__ key);
 // everything else, malformed or odd, goes through zod, so problems keep zod's messages.
 // types.property.test.ts holds the two together: the same verdict and the same cached form.
