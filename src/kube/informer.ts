@@ -325,6 +325,8 @@ export class Informer<T extends KubeObject> {
 
     /** After a full list: drops what the cache holds that the list did not deliver, telling the handlers, in slices. */
     private async dropUnlisted(listed: Set<string>): Promise<void> {
+        // Every listed object is in the cache: as many as listed means nothing else is (a first list).
+        if (this.store.size() === listed.size) return;
         const slicer = new TimeSlicer();
         for (const old of this.store.list()) {
             if (listed.has(ObjectStore.keyOf(old))) continue;
