@@ -1,4 +1,5 @@
-// Benchmark 1: the pure planners, no I/O. planSlices for one Service of 1 000, 10 000 and
+// Benchmark 1: the pure planners, no I/O. cluster-scale's common case per Service (10 workloads,
+// one port: initial sync, one change, the slice cache taking the echo of a create); planSlices for one Service of 1 000, 10 000 and
 // 50 000 endpoints (initial plan, no-op re-plan against the applied result, one endpoint
 // changed), and the desired groups of one Service from 10 000 cached (compact) ExternalWorkloads. The applied result comes
 // from the endpointslice testkit's FakeApiserver, i.e. slices in the form the apiserver stores.
