@@ -112,19 +112,7 @@ export class EndpointSet {
         this.byKey.set(endpointKey(endpoint), endpoint);
     }
 
-    get(endpoint: V1Endpoint): V1Endpoint | undefined {
-        return this.byKey.get(endpointKey(endpoint));
-    }
-
-    has(endpoint: V1Endpoint): boolean {
-        return this.byKey.has(endpointKey(endpoint));
-    }
-
-    delete(endpoint: V1Endpoint): boolean {
-        return this.byKey.delete(endpointKey(endpoint));
-    }
-
-    /** The endpoint of this identity, removed from the set; one key for what get and delete would do. */
+    /** The endpoint of this identity, removed from the set (one key, where a get and a delete would build two). */
     take(endpoint: V1Endpoint): V1Endpoint | undefined {
         const key = endpointKey(endpoint);
         const held = this.byKey.get(key);
