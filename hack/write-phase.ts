@@ -1,0 +1,299 @@
+// The external-workloads controller's write phase (caches synced → last slice of the initial
+// sync), next to the apiserver's own pace measured just before it on the same cluster: the
+// baseline client's creates of slices shaped as ours, at the same concurrency. Several builds
+// alternate run by run, so each pair sees the same load. For each: wall time and ratio, the
+// CPU seconds of the controller (main thread and V8's other threads apart, /proc/<pid>/task),
+// of the apiserver and of etcd, per write; the main thread's time on a CPU and waiting for one.
+//
+// The creates the apiserver had in flight on average come from its own request durations.
+//
+//   npx tsx hack/write-phase.ts [RUNS] [ENTRY.js[@WORKERS] ...]   (default: 3 runs of dist/cli/main.js)
+//       ENTRY.js@8: a build with 8 workers; its baseline then runs 8 at a time too
+//   WRITE_PHASE_VARIANTS="A=|B=--max-opt=2" each entry with several sets of node flags (after the bundle's own)
+//   WRITE_PHASE_NICE=-10                    (root) etcd, the apiserver, the controller and this process raised
+//   WRITE_PHASE_BASELINES_ONLY=N            N rounds of the baseline alone, in several conditions
+//   BENCH_SERVICES=1000                     Services of 10 workloads (plus one of 1 000), as cluster-scale
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { createClusterScaleObjects } from '../bench/cluster-scale.js';
+import { ControllerProcess } from '../bench/controller-process.js';
+import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
+import { inParallel } from '../bench/parallel.js';
+import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
+import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../src/kube/resources.js';
+import { installCrds } from '../src/testing/crds.js';
+import { apiserverMetrics } from '../test/integration/mirror-support.js';
+
+const args = process.argv.slice(2);
+const RUNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
+const entries = args.filter((a) => /\.js(@\d+)?$/.test(a));
+if (entries.length === 0) entries.push(new URL('../dist/cli/main.js', import.meta.url).pathname);
+const variants = (process.env.WRITE_PHASE_VARIANTS ?? '=')
+    .split('|')
+    .map((v) => ({ name: v.slice(0, v.indexOf('=')), nodeArgs: v.slice(v.indexOf('=') + 1) }));
+const SERVICES = Number(process.env.BENCH_SERVICES ?? 1_000);
+const CONCURRENCY = Number(process.env.WRITE_PHASE_CONCURRENCY ?? DEFAULT_CONCURRENT_SYNCS);
+const BASELINE_N = 400;
+const NICE = process.env.WRITE_PHASE_NICE;
+const services = Array.from({ length: SERVICES }, (_, i) => ({ name: `svc-${String(i).padStart(4, '0')}`, workloads: 10 }));
+services.push({ name: 'burst', workloads: 1_000 });
+const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100), 0);
+const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-endpoints.io';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
+
+/** user+sys seconds of one thread or process (its stat line). */
+function statCpu(path: string): number {
+    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+const cpu = (pid: number) => statCpu(`/proc/${pid}/stat`);
+/** The controller's main thread and the sum of its other threads (V8's compiler and GC helpers, libuv's pool). */
+function threads(pid: number): { main: number; others: number } {
+    let others = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        if (Number(tid) === pid) continue;
+        try {
+            others += statCpu(`/proc/${pid}/task/${tid}/stat`);
+        } catch {
+            /* exited */
+        }
+    }
+    return { main: statCpu(`/proc/${pid}/task/${pid}/stat`), others };
+}
+
+/** Counts the slices of ours the apiserver has (a watch, as the cluster-scale bench keeps one). */
+async function watchSlices(cluster: BenchCluster, ns: string, want: number, signal: AbortSignal, labelSelector = MANAGED): Promise<{ done: Promise<number> }> {
+    const names = new Set<string>();
+    let resolve: (at: number) => void = () => undefined;
+    const done = new Promise<number>((r) => (resolve = r));
+    const list = await cluster.admin.get<{ metadata: { resourceVersion: string } }>(collectionPath(EndpointSlices, ns), { labelSelector, limit: 1 });
+    void cluster.admin
+        .watch(
+            collectionPath(EndpointSlices, ns),
+            { labelSelector, resourceVersion: list.metadata.resourceVersion },
+            signal,
+            (event) => {
+                const slice = event.object as V1EndpointSlice;
+                if (event.type === 'ADDED') names.add(slice.metadata!.name!);
+                if (event.type === 'DELETED') names.delete(slice.metadata!.name!);
+                if (names.size >= want) resolve(performance.now());
+            },
+            () => undefined,
+        )
+        .catch(() => undefined);
+    await sleep(300);
+    return { done };
+}
+
+async function deleteSlices(cluster: BenchCluster, ns: string, selector?: string): Promise<void> {
+    await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: selector }, timeoutMs: 120_000 });
+    for (;;) {
+        const list = await cluster.admin.get<{ items: unknown[] }>(collectionPath(EndpointSlices, ns), { labelSelector: selector, limit: 1 });
+        if (list.items.length === 0) return;
+        await sleep(200);
+    }
+}
+
+interface Phase {
+    wallMs: number;
+    writes: number;
+    client: number;
+    clientMain?: number;
+    clientOthers?: number;
+    apiserver: number;
+    etcd: number;
+    mainOnCpuMs?: number;
+    mainWaitMs?: number;
+    /** Creates the apiserver had in flight, on average over the phase. */
+    inFlight?: number;
+}
+
+interface BaselineOptions {
+    concurrency: number;
+    /** Watches of the slices open in this process meanwhile. */
+    watchers?: number;
+    /** A namespace whose workloads and Services are listed just before. */
+    listFirst?: string;
+    /** Asking for metadata-only answers, as the controller does. */
+    metadata?: boolean;
+}
+
+/** The baseline: BASELINE_N creates of slices shaped as ours, from this process. */
+async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: BaselineOptions): Promise<Phase> {
+    const slice = (i: number): V1EndpointSlice => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+            generateName: 'owner-',
+            namespace: ns,
+            labels: { 'endpointslice.kubernetes.io/managed-by': 'bench.mesh-endpoints.io', 'kubernetes.io/service-name': 'owner' },
+            ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'owner', uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+        },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: Array.from({ length: 10 }, (_, j) => ({
+            addresses: [ipOf(100_000 + i * 10 + j)],
+            conditions: { ready: false, serving: false, terminating: false },
+            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: `owner-vm-${i * 10 + j}`, uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
+        })),
+    });
+    const abort = new AbortController();
+    for (let i = 0; i < (o.watchers ?? 0); i++) await watchSlices(cluster, ns, BASELINE_N, abort.signal, '');
+    if (o.listFirst) await listAll(cluster, o.listFirst);
+    const apiSeconds0 = await createSeconds(cluster);
+    const api0 = cpu(cluster.state.apiserverPid);
+    const etcd0 = cpu(cluster.state.etcdPid);
+    const client0 = process.cpuUsage();
+    const started = performance.now();
+    await inParallel(
+        Array.from({ length: BASELINE_N }, (_, i) => i),
+        o.concurrency,
+        async (i) =>
+            void (o.metadata
+                ? await cluster.admin.createForMetadata(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' })
+                : await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' })),
+    );
+    const wallMs = performance.now() - started;
+    const c = process.cpuUsage(client0);
+    const phase: Phase = { wallMs, writes: BASELINE_N, client: (c.user + c.system) / 1e6, apiserver: cpu(cluster.state.apiserverPid) - api0, etcd: cpu(cluster.state.etcdPid) - etcd0 };
+    abort.abort();
+    phase.inFlight = ((await createSeconds(cluster)) - apiSeconds0) / (wallMs / 1000);
+    await deleteSlices(cluster, ns);
+    return phase;
+}
+
+async function controllerRun(entry: string, nodeArgs: string, cluster: BenchCluster, ns: string, leaseNs: string, cleanups: Cleanups): Promise<Phase & { syncedMs: number; cpuAtSynced: number }> {
+    await deleteSlices(cluster, ns, MANAGED);
+    const abort = new AbortController();
+    const watch = await watchSlices(cluster, ns, minimumSlices, abort.signal);
+    const apiSeconds0 = await createSeconds(cluster);
+    const previousArgs = process.env.BENCH_CONTROLLER_NODE_ARGS;
+    process.env.BENCH_CONTROLLER_NODE_ARGS = nodeArgs;
+    const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
+    process.env.BENCH_CONTROLLER_NODE_ARGS = previousArgs;
+    const pid = controller.child.pid!;
+    try {
+        while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
+        const syncedAt = performance.now();
+        const t0 = threads(pid);
+        const s0 = controller.mainThreadSchedMs();
+        const api0 = cpu(cluster.state.apiserverPid);
+        const etcd0 = cpu(cluster.state.etcdPid);
+        const doneAt = await watch.done;
+        const t1 = threads(pid);
+        const s1 = controller.mainThreadSchedMs();
+        const apiserver = cpu(cluster.state.apiserverPid) - api0;
+        const etcd = cpu(cluster.state.etcdPid) - etcd0;
+        const inFlight = ((await createSeconds(cluster)) - apiSeconds0) / ((doneAt - syncedAt) / 1000);
+        return {
+            inFlight,
+            syncedMs: syncedAt - controller.startedAt,
+            cpuAtSynced: t0.main + t0.others,
+            wallMs: doneAt - syncedAt,
+            writes: minimumSlices,
+            client: t1.main + t1.others - t0.main - t0.others,
+            clientMain: t1.main - t0.main,
+            clientOthers: t1.others - t0.others,
+            apiserver,
+            etcd,
+            mainOnCpuMs: s1.onCpu - s0.onCpu,
+            mainWaitMs: s1.waiting - s0.waiting,
+        };
+    } finally {
+        abort.abort();
+        await controller.stop();
+    }
+}
+
+/** Seconds the apiserver spent on slice creates so far (its apiserver_request_duration_seconds): over a phase's wall time, the creates it had in flight on average. */
+async function createSeconds(cluster: BenchCluster): Promise<number> {
+    let sum = 0;
+    for (const line of (await apiserverMetrics(cluster)).split('\n')) {
+        if (line.startsWith('apiserver_request_duration_seconds_sum{') && line.includes('verb="POST"') && line.includes('resource="endpointslices"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return sum;
+}
+
+/** Every workload and Service of the namespace, in pages of 500 as the informers list them. */
+async function listAll(cluster: BenchCluster, ns: string): Promise<void> {
+    for (const path of [collectionPath(ExternalWorkloads, ns), collectionPath(Services, ns)]) {
+        let token: string | undefined;
+        do {
+            const page = await cluster.admin.get<{ metadata: { continue?: string } }>(path, { limit: 500, continue: token });
+            token = page.metadata.continue || undefined;
+        } while (token);
+    }
+}
+
+/**
+ * WRITE_PHASE_BASELINES_ONLY=N: N rounds of the baseline alone: plain, watched once and twice,
+ * right after listing the workloads, and asking for metadata-only answers as the controller does.
+ */
+async function baselinesOnly(rounds: number, cluster: BenchCluster, writesNs: string, ownerUid: string, scaleNs: string): Promise<void> {
+    const kinds = [
+        { name: 'plain' },
+        { name: 'one watch', watchers: 1 },
+        { name: 'two watches', watchers: 2 },
+        { name: 'after a list', listFirst: scaleNs },
+        { name: 'metadata answers', metadata: true },
+    ];
+    for (let round = 0; round < rounds; round++) {
+        for (const { name, ...kind } of kinds) {
+            const b = await baseline(cluster, writesNs, ownerUid, { concurrency: CONCURRENCY, ...kind });
+            console.log(`round ${round} ${name.padEnd(16)} load ${loadavg()[0]!.toFixed(1)}: ${describe(b)}`);
+        }
+    }
+}
+
+const perWrite = (s: number, n: number) => ((s * 1000) / n).toFixed(2);
+const describe = (p: Phase) =>
+    `${((p.writes / p.wallMs) * 1000).toFixed(0)}/s; per write ms: ${p.clientMain === undefined ? `client ${perWrite(p.client, p.writes)}` : `controller ${perWrite(p.client, p.writes)} (main ${perWrite(p.clientMain, p.writes)}, other threads ${perWrite(p.clientOthers!, p.writes)})`} ` +
+    `apiserver ${perWrite(p.apiserver, p.writes)} etcd ${perWrite(p.etcd, p.writes)}; our three processes used ${(((p.client + p.apiserver + p.etcd) * 1000) / p.wallMs / 2) * 100 | 0} % of 2 CPUs; ` +
+    `in flight at the apiserver ${p.inFlight!.toFixed(2)}` +
+    (p.mainOnCpuMs === undefined ? '' : `; main thread on a CPU ${p.mainOnCpuMs.toFixed(0)} ms, waiting for one ${p.mainWaitMs!.toFixed(0)} ms`);
+
+async function main(): Promise<void> {
+    const cleanups = new Cleanups();
+    process.on('SIGINT', () => void cleanups.runAll().finally(() => process.exit(130)));
+    const cluster = await startBenchCluster(benchClusterName('writephase'), cleanups);
+    try {
+        await installCrds(cluster.admin);
+        const ns = await cluster.namespace('scale');
+        const leaseNs = await cluster.namespace('lease');
+        const writesNs = await cluster.namespace('writes');
+        const owner = await cluster.admin.create<{ metadata: { uid: string } }>(collectionPath(Services, writesNs), {
+            metadata: { name: 'owner' },
+            spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+        } as never);
+        await createClusterScaleObjects(cluster, ns, services);
+        if (NICE) {
+            for (const pid of [cluster.state.apiserverPid, cluster.state.etcdPid, process.pid]) writeFileSync(`/proc/${pid}/autogroup`, NICE);
+            process.env.BENCH_CONTROLLER_NICE = NICE;
+        }
+        console.log(`set-up done; ${minimumSlices} slices per run, baseline ${BASELINE_N} creates`);
+        if (process.env.WRITE_PHASE_BASELINES_ONLY) return await baselinesOnly(Number(process.env.WRITE_PHASE_BASELINES_ONLY), cluster, writesNs, owner.metadata.uid, ns);
+        for (let run = 0; run < RUNS; run++) {
+            for (const arg of entries) {
+                const [entry, workers] = arg.split('@') as [string, string | undefined];
+                const concurrency = workers ? Number(workers) : CONCURRENCY;
+                for (const variant of variants) {
+                    const load = loadavg()[0]!;
+                    const base = await baseline(cluster, writesNs, owner.metadata.uid, { concurrency });
+                    const ours = await controllerRun(entry, variant.nodeArgs, cluster, ns, leaseNs, cleanups);
+                    const ideal = (ours.writes * base.wallMs) / base.writes;
+                    const name = `${entry.replace(/^.*\/([^/]+)\/dist\/cli\/main\.js$/, '$1')}${variant.name ? ` [${variant.name}]` : ''}`;
+                    console.log(`run ${run} ${name} x${concurrency} load ${load.toFixed(1)}`);
+                    console.log(`  baseline: ${describe(base)}`);
+                    console.log(`  controller: synced at ${ours.syncedMs.toFixed(0)} ms (${ours.cpuAtSynced.toFixed(2)} s CPU), write phase ${ours.wallMs.toFixed(0)} ms, ratio ${(ours.wallMs / ideal).toFixed(2)}; ${describe(ours)}`);
+                }
+            }
+        }
+    } finally {
+        if (NICE) writeFileSync(`/proc/${process.pid}/autogroup`, '0');
+        await cluster.stop();
+    }
+}
+
+await main();
