@@ -41,6 +41,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     watchTimeoutSeconds?: number;
     /** Abort a watch that received nothing (not even a bookmark) for this long. */
     inactivityMs?: number;
+    /** How long a watch may stay silent after behindServer() before it is restarted (default 3 s). */
+    staleWatchMs?: number;
     backoffInitialMs?: number;
     backoffMaxMs?: number;
     listPageSize?: number;
@@ -61,6 +63,8 @@ export interface InformerStats {
     expired: number;
     errors: number;
     inactivityAborts: number;
+    /** Watches restarted because they stayed silent while a write showed the server ahead (behindServer). */
+    staleWatchRestarts: number;
     /** Updates cached without notifying the handlers (InformerOptions.unchanged). */
     unchanged: number;
 }
@@ -72,7 +76,7 @@ interface ListResponse<T> {
 
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
-    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, unchanged: 0 };
+    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, staleWatchRestarts: 0, unchanged: 0 };
     private readonly handlers: InformerHandlers<T>[] = [];
     private resourceVersion = '';
     private running = false;
@@ -82,6 +86,9 @@ export class Informer<T extends KubeObject> {
     private missing: string | undefined;
     private loop: Promise<void> | undefined;
     private resyncTimer: NodeJS.Timeout | undefined;
+    /** Ends the watch in flight for a fresh one from the same resourceVersion. */
+    private restartWatch: (() => void) | undefined;
+    private staleCheck: NodeJS.Timeout | undefined;
     private resyncing = false;
     private wakeUp: (() => void) | undefined;
     private failing = false;
@@ -120,9 +127,30 @@ export class Informer<T extends KubeObject> {
     async stop(): Promise<void> {
         this.running = false;
         clearInterval(this.resyncTimer);
+        clearTimeout(this.staleCheck);
+        this.staleCheck = undefined;
         this.abort?.abort();
         this.wakeUp?.();
         await this.loop;
+    }
+
+    /**
+     * A write planned from `planned` (a cached object) was refused with 409 Conflict: the server
+     * holds a newer version. A live watch brings it within moments; if the cache still holds
+     * `planned` after staleWatchMs, the watch is presumed dead — a connection dropped without
+     * FIN or RST carries nothing until the inactivity timer, minutes later, while every write
+     * planned from the cache conflicts — and is restarted from its resourceVersion, which loses
+     * nothing.
+     */
+    behindServer(planned: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }): void {
+        if (this.staleCheck || !this.running) return;
+        const { namespace, name, resourceVersion } = planned.metadata ?? {};
+        this.staleCheck = setTimeout(() => {
+            this.staleCheck = undefined;
+            if (this.store.get(namespace, name ?? '')?.metadata?.resourceVersion !== resourceVersion || !this.restartWatch) return;
+            this.log('info', 'watch silent while a write found the server ahead: restarting it', { namespace, name });
+            this.restartWatch();
+        }, this.opts.staleWatchMs ?? 3_000);
     }
 
     private log(level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) {
@@ -354,6 +382,11 @@ export class Informer<T extends KubeObject> {
         this.abort = abort;
         const inactivityMs = this.opts.inactivityMs ?? 150_000;
         let inactive = false;
+        let restarted = false;
+        this.restartWatch = () => {
+            restarted = true;
+            abort.abort();
+        };
         let timer: NodeJS.Timeout | undefined;
         const touch = () => {
             clearTimeout(timer);
@@ -381,6 +414,11 @@ export class Informer<T extends KubeObject> {
                 },
             );
         } catch (err) {
+            if (restarted && this.running) {
+                // Ends like a watch the server closed: the next one resumes from resourceVersion.
+                this.stats.staleWatchRestarts++;
+                return;
+            }
             if (inactive) {
                 this.stats.inactivityAborts++;
                 throw new ApiError(0, 'Inactive', `watch received nothing for ${inactivityMs} ms`);
@@ -388,6 +426,7 @@ export class Informer<T extends KubeObject> {
             throw err;
         } finally {
             clearTimeout(timer);
+            this.restartWatch = undefined;
         }
     }
 

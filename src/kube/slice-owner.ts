@@ -66,7 +66,15 @@ export class SliceOwner {
             log: opts.log,
         });
         for (const label of [LABEL_SERVICE_NAME, ...(opts.indexLabels ?? [])]) this.informer.store.indexLabel(label);
-        this.writer = new SliceWriter({ rest: opts.rest, tracker: this.tracker, isLeader: opts.isLeader, fieldManager: opts.managedBy, changes: opts.writes });
+        this.writer = new SliceWriter({
+            rest: opts.rest,
+            tracker: this.tracker,
+            isLeader: opts.isLeader,
+            fieldManager: opts.managedBy,
+            changes: opts.writes,
+            // Every write planned from a cache the watch no longer feeds would conflict until its inactivity timer.
+            onConflict: (slice) => this.informer.behindServer(slice),
+        });
     }
 
     /**

@@ -12,7 +12,7 @@ import type { SliceTracker } from '../endpointslice/tracker.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
 import { InFlight } from './own-writes.js';
-import { isNotFound, type KubeRest, type WriteOpts } from './rest.js';
+import { isConflict, isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { TimeSlicer } from './yielding.js';
 
@@ -33,6 +33,8 @@ export interface SliceWriterOptions {
     fieldManager: string;
     /** Counts writes by operation (create, update, delete). */
     changes?: Counter<'operation'>;
+    /** An update or delete of `planned` was refused with 409: the server holds a newer version than the cache. */
+    onConflict?: (planned: V1EndpointSlice) => void;
 }
 
 /** "namespace/service" of a slice: the key its writes are in flight under (SliceWriter.inFlight). */
@@ -82,7 +84,7 @@ export class SliceWriter {
         }
         for (const slice of plan.updates) {
             const { namespace, name } = slice.metadata!;
-            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
+            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded).catch(this.conflicted(slice));
             tracker.update(updated);
             changes?.inc({ operation: 'update' });
             writes++;
@@ -98,12 +100,19 @@ export class SliceWriter {
                     this.guarded,
                 )
                 .catch((err: unknown) => {
-                    if (!isNotFound(err)) throw err; // already gone is what we wanted
+                    if (!isNotFound(err)) this.conflicted(slice)(err); // already gone is what we wanted
                 });
             tracker.expectDeletion(slice);
             changes?.inc({ operation: 'delete' });
             writes++;
         }
         return writes;
+    }
+
+    private conflicted(slice: V1EndpointSlice): (err: unknown) => never {
+        return (err) => {
+            if (isConflict(err)) this.opts.onConflict?.(slice);
+            throw err;
+        };
     }
 }

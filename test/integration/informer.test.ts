@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Informer } from '../../src/kube/informer.js';
-import { KubeRest, type RequestOpts } from '../../src/kube/rest.js';
+import { isConflict, KubeRest, type RequestOpts } from '../../src/kube/rest.js';
 import { collectionPath, ConfigMaps, objectPath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { restartApiserver } from '../../src/testing/cluster.js';
@@ -225,6 +225,42 @@ describe('informer', () => {
         await converged(informer, ns);
         assert.ok(informer.store.get(ns, 'while-frozen'));
         await cleanup();
+    });
+
+    it('restarts a watch that stays silent after a write found the server ahead (409), long before its inactivity timer', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('a'));
+        const { proxy, informer, cleanup } = await proxiedInformer(ns, { staleWatchMs: 500 });
+        informer.start();
+        await informer.synced;
+        const rest = new KubeRest(cluster.kubeConfig());
+        try {
+            // A live watch that shows a change after the conflict is left alone.
+            const cached = informer.store.get(ns, 'a')!;
+            await cluster.admin.replace(objectPath(ConfigMaps, ns, 'a'), { ...cm('a', 'v2'), metadata: { name: 'a' } });
+            await assert.rejects(rest.replace(objectPath(ConfigMaps, ns, 'a'), { ...cm('a', 'stale'), metadata: cached.metadata }), (err) => isConflict(err));
+            informer.behindServer(cached);
+            await converged(informer, ns);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            assert.equal(informer.stats.staleWatchRestarts, 0);
+
+            // Bytes dropped while frozen: the change never reaches the informer, and its watch
+            // connection, open and silent, would stay so until the inactivity timer (150 s).
+            proxy.freeze(true);
+            await cluster.admin.replace(objectPath(ConfigMaps, ns, 'a'), { ...cm('a', 'v3'), metadata: { name: 'a' } });
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            proxy.freeze(false);
+            const behind = informer.store.get(ns, 'a')!;
+            await assert.rejects(rest.replace(objectPath(ConfigMaps, ns, 'a'), { ...cm('a', 'stale'), metadata: behind.metadata }), (err) => isConflict(err));
+            informer.behindServer(behind);
+            await converged(informer, ns);
+            assert.equal((informer.store.get(ns, 'a') as { data?: { value?: string } }).data?.value, 'v3');
+            assert.equal(informer.stats.staleWatchRestarts, 1, JSON.stringify(informer.stats));
+            assert.equal(informer.stats.inactivityAborts, 0);
+        } finally {
+            rest.close();
+            await cleanup();
+        }
     });
 
     it('survives an apiserver restart, relisting when its resourceVersion has expired', async () => {
