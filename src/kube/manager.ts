@@ -138,7 +138,8 @@ export class Manager {
         await Promise.all(this.services.map((s) => s.start()));
         const informers = new Set(this.runnables.flatMap((r) => r.informers));
         for (const informer of informers) informer.start();
-        // The Lease is sought while the caches fill, as controller-runtime and client-go do: its
+        // The Lease is sought while the caches fill (kube-controller-manager holds its Lease before it
+        // even starts its informers; controller-runtime waits for its caches first): its
         // round trips then overlap the lists instead of following them. Work starts once both are done.
         this.elector?.start();
         await Promise.all([...informers].map((i) => i.synced));
