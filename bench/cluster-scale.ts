@@ -307,6 +307,27 @@ async function apiserverWriteRate(cluster: BenchCluster, report: Report, when = 
     return { createRate, ownedRate };
 }
 
+/** Slice `i` of `ownerName` as the controller shapes its slices (ownedSliceCreateRate says how). */
+export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number): V1EndpointSlice {
+    return {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+            generateName: `${ownerName}-`,
+            namespace: ns,
+            labels: { 'endpointslice.kubernetes.io/managed-by': 'bench.mesh-endpoints.io', 'kubernetes.io/service-name': ownerName },
+            ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: ownerName, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+        },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: Array.from({ length: 10 }, (_, j) => ({
+            addresses: [ipOf(100_000 + i * 10 + j)],
+            conditions: { ready: false, serving: false, terminating: false },
+            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: wlName(ownerName, i * 10 + j), uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
+        })),
+    };
+}
+
 /**
  * The same creates with slices shaped as the controller's: a controller reference to their
  * Service (with blockOwnerDeletion, so the apiserver's OwnerReferencesPermissionEnforcement
@@ -321,23 +342,7 @@ async function ownedSliceCreateRate(cluster: BenchCluster, ns: string, n: number
         metadata: { name: 'owner' },
         spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     });
-    const slice = (i: number): V1EndpointSlice => ({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: {
-            generateName: 'owner-',
-            namespace: ns,
-            labels: { 'endpointslice.kubernetes.io/managed-by': 'bench.mesh-endpoints.io', 'kubernetes.io/service-name': 'owner' },
-            ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: owner.metadata.name, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true }],
-        },
-        addressType: 'IPv4',
-        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: 10 }, (_, j) => ({
-            addresses: [ipOf(100_000 + i * 10 + j)],
-            conditions: { ready: false, serving: false, terminating: false },
-            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: wlName('owner', i * 10 + j), uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
-        })),
-    });
+    const slice = (i: number) => shapedSlice(ns, owner.metadata.name, owner.metadata.uid!, i);
     const started = performance.now();
     await inParallel(
         Array.from({ length: n }, (_, i) => i),

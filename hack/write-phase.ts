@@ -16,7 +16,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { createClusterScaleObjects } from '../bench/cluster-scale.js';
+import { createClusterScaleObjects, shapedSlice } from '../bench/cluster-scale.js';
 import { ControllerProcess } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
@@ -41,7 +41,6 @@ services.push({ name: 'burst', workloads: 1_000 });
 const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100), 0);
 const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-endpoints.io';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 
 /** user+sys seconds of one thread or process (its stat line). */
 function statCpu(path: string): number {
@@ -122,23 +121,7 @@ interface BaselineOptions {
 
 /** The baseline: BASELINE_N creates of slices shaped as ours, from this process. */
 async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: BaselineOptions): Promise<Phase> {
-    const slice = (i: number): V1EndpointSlice => ({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: {
-            generateName: 'owner-',
-            namespace: ns,
-            labels: { 'endpointslice.kubernetes.io/managed-by': 'bench.mesh-endpoints.io', 'kubernetes.io/service-name': 'owner' },
-            ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'owner', uid: ownerUid, controller: true, blockOwnerDeletion: true }],
-        },
-        addressType: 'IPv4',
-        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: 10 }, (_, j) => ({
-            addresses: [ipOf(100_000 + i * 10 + j)],
-            conditions: { ready: false, serving: false, terminating: false },
-            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: `owner-vm-${i * 10 + j}`, uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
-        })),
-    });
+    const slice = (i: number) => shapedSlice(ns, 'owner', ownerUid, i);
     const abort = new AbortController();
     for (let i = 0; i < (o.watchers ?? 0); i++) await watchSlices(cluster, ns, BASELINE_N, abort.signal, '');
     if (o.listFirst) await listAll(cluster, o.listFirst);
