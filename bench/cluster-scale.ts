@@ -273,12 +273,12 @@ async function sampleWhile<T>(controller: ControllerProcess, admin: KubeRest, le
 
 /**
  * EndpointSlice writes per second this apiserver takes from one client at the controller's
- * concurrency (its workers). `when` names a measurement taken later than the first, on an
- * apiserver in another state.
+ * concurrency (its workers), over `n` writes: as many as the initial sync's, since a window of
+ * a few hundred creates moves with one Go garbage collection. `when` names a measurement taken
+ * later than the first, on an apiserver in another state.
  */
-async function apiserverWriteRate(cluster: BenchCluster, report: Report, when = ''): Promise<{ createRate: number; ownedRate: number }> {
+async function apiserverWriteRate(cluster: BenchCluster, report: Report, n: number, when = ''): Promise<{ createRate: number; ownedRate: number }> {
     const ns = await cluster.namespace('writes');
-    const n = 400;
     const slice = (i: number): V1EndpointSlice => ({
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
@@ -402,18 +402,18 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
     const cluster = await startBenchCluster(benchClusterName('scale'), cleanups);
     try {
         await installCrds(cluster.admin);
-        const { createRate: writeRate, ownedRate } = await apiserverWriteRate(cluster, report);
-        const ns = await cluster.namespace('scale');
-        const leaseNs = await cluster.namespace('lease');
         const services: ServiceSpec[] = Array.from({ length: SERVICES }, (_, i) => ({ name: svcName(i), workloads: PER_SERVICE }));
         services.push({ name: 'burst', workloads: BURST_WORKLOADS });
         if (BIG_SERVICE_WORKLOADS > 0) services.push({ name: 'big', workloads: BIG_SERVICE_WORKLOADS });
+        const totalWorkloads = services.reduce((n, s) => n + s.workloads, 0);
+        const minimumWrites = services.reduce((n, s) => n + slicesFor(s.workloads), 0);
+        const { createRate: writeRate, ownedRate } = await apiserverWriteRate(cluster, report, minimumWrites);
+        const ns = await cluster.namespace('scale');
+        const leaseNs = await cluster.namespace('lease');
         await setUp(cluster, ns, services, report);
         // Again with the workloads and Services present, as the controller finds the apiserver:
         // the service-mirror bench saw the apiserver slow down as it held more objects.
-        const present = await apiserverWriteRate(cluster, report, ', objects present (just before the sync)');
-        const totalWorkloads = services.reduce((n, s) => n + s.workloads, 0);
-        const minimumWrites = services.reduce((n, s) => n + slicesFor(s.workloads), 0);
+        const present = await apiserverWriteRate(cluster, report, minimumWrites, ', objects present (just before the sync)');
         const scale = `${SERVICES} Services x ${PER_SERVICE} + ${BURST_WORKLOADS}${BIG_SERVICE_WORKLOADS ? ` + ${BIG_SERVICE_WORKLOADS}` : ''}`;
 
         const watch = new EndpointWatch(cluster.admin, ns);
