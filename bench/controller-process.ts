@@ -9,6 +9,12 @@ import type { Cleanups } from './local-cluster.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** User + system CPU seconds of a process or thread, from its stat file (clock ticks of 1/100 s, as on Linux). */
+export function statCpuSeconds(statPath: string): number {
+    const fields = readFileSync(statPath, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
@@ -102,10 +108,9 @@ export class ControllerProcess {
         const [onCpu, waiting] = readFileSync(`/proc/${this.child.pid}/task/${this.child.pid}/schedstat`, 'utf8').split(' ').map(Number);
         return { onCpu: onCpu! / 1e6, waiting: waiting! / 1e6 };
     }
-    /** User + system CPU seconds so far (clock ticks of 1/100 s, as on Linux). */
+    /** User + system CPU seconds so far. */
     cpuSeconds(): number {
-        const fields = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(fields[11]) + Number(fields[12])) / 100;
+        return statCpuSeconds(`/proc/${this.child.pid}/stat`);
     }
 
     async get(path: string): Promise<{ ms: number; text: string }> {

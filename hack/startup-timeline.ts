@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createClusterScaleObjects } from '../bench/cluster-scale.js';
+import { statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster } from '../bench/local-cluster.js';
 import { collectionPath, EndpointSlices } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
@@ -46,10 +47,7 @@ function listTimes(text: string): Record<string, { s: number; n: number }> {
     return out;
 }
 
-function cpuSeconds(pid: number): number {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
 const peakRss = (pid: number) => Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
 async function main(): Promise<void> {

@@ -13,11 +13,11 @@
 //   WRITE_PHASE_NICE=-10                    (root) etcd, the apiserver, the controller and this process raised
 //   WRITE_PHASE_BASELINES_ONLY=N            N rounds of the baseline alone, in several conditions
 //   BENCH_SERVICES=1000                     Services of 10 workloads (plus one of 1 000), as cluster-scale
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { createClusterScaleObjects, shapedSlice } from '../bench/cluster-scale.js';
-import { ControllerProcess } from '../bench/controller-process.js';
+import { ControllerProcess, statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
@@ -42,24 +42,19 @@ const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100)
 const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-endpoints.io';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** user+sys seconds of one thread or process (its stat line). */
-function statCpu(path: string): number {
-    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-const cpu = (pid: number) => statCpu(`/proc/${pid}/stat`);
+const cpu = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
 /** The controller's main thread and the sum of its other threads (V8's compiler and GC helpers, libuv's pool). */
 function threads(pid: number): { main: number; others: number } {
     let others = 0;
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
         if (Number(tid) === pid) continue;
         try {
-            others += statCpu(`/proc/${pid}/task/${tid}/stat`);
+            others += statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
         } catch {
             /* exited */
         }
     }
-    return { main: statCpu(`/proc/${pid}/task/${pid}/stat`), others };
+    return { main: statCpuSeconds(`/proc/${pid}/task/${pid}/stat`), others };
 }
 
 /** Counts the slices of ours the apiserver has (a watch, as the cluster-scale bench keeps one). */
