@@ -381,19 +381,17 @@ export class Informer<T extends KubeObject> {
         const abort = new AbortController();
         this.abort = abort;
         const inactivityMs = this.opts.inactivityMs ?? 150_000;
-        let inactive = false;
-        let restarted = false;
-        this.restartWatch = () => {
-            restarted = true;
+        /** Why we ended the watch ourselves, if we did. */
+        let endedBy: 'inactivity' | 'restart' | undefined;
+        const end = (why: 'inactivity' | 'restart') => {
+            endedBy = why;
             abort.abort();
         };
+        this.restartWatch = () => end('restart');
         let timer: NodeJS.Timeout | undefined;
         const touch = () => {
             clearTimeout(timer);
-            timer = setTimeout(() => {
-                inactive = true;
-                abort.abort();
-            }, inactivityMs);
+            timer = setTimeout(() => end('inactivity'), inactivityMs);
         };
         const timeout = this.opts.watchTimeoutSeconds ?? 300;
         touch();
@@ -414,12 +412,12 @@ export class Informer<T extends KubeObject> {
                 },
             );
         } catch (err) {
-            if (restarted && this.running) {
+            if (endedBy === 'restart' && this.running) {
                 // Ends like a watch the server closed: the next one resumes from resourceVersion.
                 this.stats.staleWatchRestarts++;
                 return;
             }
-            if (inactive) {
+            if (endedBy === 'inactivity') {
                 this.stats.inactivityAborts++;
                 throw new ApiError(0, 'Inactive', `watch received nothing for ${inactivityMs} ms`);
             }
