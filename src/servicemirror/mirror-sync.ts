@@ -186,7 +186,11 @@ export class MirrorSync implements MirrorWrites {
         // The cache holds only what the mirror reads (compact.ts); the update starts from the
         // Service as stored, at the version the decision was made from.
         const whole = await this.deps.rest.get<V1Service>(path);
-        if (whole.metadata?.resourceVersion !== local.metadata?.resourceVersion) throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
+        if (whole.metadata?.resourceVersion !== local.metadata?.resourceVersion) {
+            // The server is ahead of the cache: a watch that stays silent now is dead (Informer.behindServer).
+            this.deps.services.behindServer(local);
+            throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
+        }
         const { managedFields: _, ...metadata } = whole.metadata!;
         const spec: V1Service['spec'] = { ...whole.spec, type: desired.spec?.type, ports: desired.spec?.ports };
         delete spec.selector;

@@ -3,14 +3,18 @@
 // through --probe-address-override, to loopback servers; the workloads' own addresses are
 // documentation addresses that are never connected to.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { collectionPath, ExternalWorkloads, objectPath } from '../../src/kube/resources.js';
 import type { WorkloadCondition } from '../../src/externalworkloads/types.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';
+import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 import { createService, eventsAbout, slicesOf } from './support.js';
 
@@ -36,8 +40,8 @@ after(async () => {
     tcpServer.close();
 });
 
-function startReplica(identity: string): ControllerProcess {
-    const replica = ControllerProcess.externalWorkloads(cluster.state.kubeconfig, leaseNs, identity, [
+function startReplica(identity: string, kubeconfig = cluster.state.kubeconfig): ControllerProcess {
+    const replica = ControllerProcess.externalWorkloads(kubeconfig, leaseNs, identity, [
         ...FAST_ELECTION,
         '--batch-period', '100ms',
         '--probe-address-override', '127.0.0.1',
@@ -136,5 +140,35 @@ describe('health checks of ExternalWorkloads', () => {
         httpStatus = 503;
         await eventually('the new leader to see vm-http fail', async () => (await readyOf('vm-http'))?.status === 'False');
         await standby.terminate();
+    });
+    it('a Ready write refused with 409 restarts the workloads watch that went silently dead', async () => {
+        // A replica that reaches the apiserver through a proxy that forgets idle connections.
+        const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
+        const port = await proxy.start();
+        const kubeconfig = join(mkdtempSync(join(tmpdir(), 'mesh-endpoints-health-')), 'kubeconfig');
+        writeFileSync(kubeconfig, cluster.kubeConfig(`https://127.0.0.1:${port}`).exportConfig(), { mode: 0o600 });
+        let status = 200;
+        const target = createHttpServer((_req, res) => void res.writeHead(status).end());
+        const targetPort = await listen(target);
+        try {
+            const replica = startReplica('replica-c', kubeconfig);
+            await eventually('it leads', async () => (await replica.metric('mesh_endpoints_leader')) === 1, 60_000);
+            await createWorkload('vm-stale', '192.0.2.14', { 'mesh-endpoints.io/probe': `http:${targetPort}/ready`, ...fast });
+            await eventually('vm-stale ready', async () => (await readyOf('vm-stale'))?.status === 'True');
+
+            // Its watches go dead without a sound (the lease, renewed every 500 ms, stays up); the
+            // workloads watch then misses someone's change, so the next Ready write is refused.
+            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            assert.ok(proxy.forgetIdle(1_000) >= 3, 'the watches are forgotten');
+            await cluster.admin.mergePatch(objectPath(ExternalWorkloads, ns, 'vm-stale'), { metadata: { annotations: { note: 'changed by someone' } } });
+            status = 503;
+            // Within the 150 s of the inactivity timer only if the conflict restarts the watch.
+            await eventually('vm-stale not ready', async () => (await readyOf('vm-stale'))?.status === 'False', 30_000);
+            assert.ok(replica.logged('watch silent while a write found the server ahead: restarting it'), 'the conflict restarted the watch');
+            await replica.terminate();
+        } finally {
+            target.close();
+            await proxy.stop();
+        }
     });
 });

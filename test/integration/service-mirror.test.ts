@@ -1,11 +1,13 @@
 // The service mirror end to end against two real clusters: export, update, unexport and
 // delete of remote Services, empty selectors, remote Services without endpoints, missing
-// namespaces, Link restarts and deletion, and the Link status.
+// namespaces, Link restarts and deletion, the Link status, and a Services watch gone silently dead.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { collectionPath, Links, Namespaces, objectPath, Secrets } from '../../src/kube/resources.js';
+import { KubeRest } from '../../src/kube/rest.js';
+import { collectionPath, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
+import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import type { LinkStatus } from '../../src/servicemirror/link.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
 import {
@@ -183,6 +185,40 @@ describe('service mirror', () => {
         await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-offline')) && (await mirrorSlices(env, ns, 'web-offline')).length === 0);
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready'], "the other namespace's Link keeps its mirror");
         await second.stop();
+    });
+
+    it('restarts its Services watch when an update finds the cache stale while that watch has gone silently dead', async () => {
+        // This replica reaches the local apiserver through a proxy that forgets idle connections.
+        const proxy = new TcpProxy('127.0.0.1', env.local.state.apiserverPort);
+        const port = await proxy.start();
+        const rest = new KubeRest(env.local.kubeConfig(`https://127.0.0.1:${port}`), { timeoutMs: 2_000 });
+        const staleLinkNs = await env.local.namespace('mc');
+        const mirror = await runServiceMirror(env, staleLinkNs, { rest });
+        try {
+            // Its own selector: the Link of the other replica mirrors nothing here.
+            const selected = { 'stale-test': 'true' };
+            await createLink(env, staleLinkNs, { name: 'stale', gatewayAddress: '192.0.2.50', selector: { matchLabels: selected } });
+            const ns = await pairedNamespace(env);
+            await createRemoteService(env, ns, 'web', { labels: selected });
+            await eventually('the mirror', async () => (await endpointsOf(env, ns, 'web-stale')).length === 1);
+            const cachedVersion = () => mirror.controller.services.store.get(ns, 'web-stale')?.metadata?.resourceVersion;
+            await eventually('the mirror cached as stored', async () => cachedVersion() === (await mirrorService(env, ns, 'web-stale'))?.metadata?.resourceVersion);
+
+            // Every watch of the replica goes dead without a sound; the Services watch then misses
+            // someone's change to the mirror, so the update below is planned from a stale cache.
+            await new Promise((resolve) => setTimeout(resolve, 600));
+            assert.ok(proxy.forgetIdle(500) >= 5, 'the watches are forgotten');
+            await env.local.admin.mergePatch(objectPath(Services, ns, 'web-stale'), { metadata: { annotations: { touched: 'by someone' } } });
+            await patchRemoteService(env, ns, 'web', { spec: { ports: [{ name: 'http', port: 80 }, { name: 'admin', port: 9000 }] } });
+            // Within the 150 s of the inactivity timer only if the stale read restarts the watch.
+            await eventually('the mirror updated', async () => (await mirrorService(env, ns, 'web-stale'))?.spec?.ports?.length === 2, 30_000);
+            assert.equal(mirror.controller.services.stats.staleWatchRestarts, 1, JSON.stringify(mirror.controller.services.stats));
+            assert.equal(mirror.controller.services.stats.inactivityAborts, 0);
+        } finally {
+            await mirror.stop();
+            rest.close();
+            await proxy.stop();
+        }
     });
 
     it('waits for a missing credentials Secret with a Warning Event, and serves the Link once it exists', async () => {
