@@ -1,6 +1,7 @@
 // An informer that survives faults: list, then watch from the list's resourceVersion
 // with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
-// every other error; an inactivity timer that aborts a silently dead connection; an
+// every other error; three ways to notice a silently dead watch (see DEFAULT_INACTIVITY_MS,
+// behindServer and requestsUnansweredSince), each restarting it from its resourceVersion; an
 // optional periodic resync (in memory: every cached object re-delivered as an update, so
 // work that was lost comes back; a sync with nothing to change writes nothing). A custom
 // resource whose CRD is not installed is reported as such (which CRD, how to install it)
@@ -10,6 +11,25 @@ import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { TimeSlicer } from './yielding.js';
+
+/**
+ * How often the apiserver's watch cache sends a bookmark to a watcher that asked for them,
+ * whether or not anything changed: k8s.io/apiserver pkg/storage/cacher, defaultBookmarkFrequency
+ * (1 min; cacheWatcher.nextBookmarkTime), popped from 1 s time buckets on a 1 s (±25 %) ticker,
+ * plus one 2 s before the watch's timeoutSeconds. Read in v1.35.4, the apiserver the test
+ * harness builds, whose cacher starts from its list's resourceVersion: a resource nothing
+ * changed since the apiserver started gets them too. Not configurable on the server.
+ */
+export const BOOKMARK_PERIOD_MS = 60_000;
+
+/**
+ * A live watch is never silent much longer than a bookmark period, so a longer silence means the
+ * connection is dead (a proxy that froze, a flow table that forgot it without RST, a stopped
+ * apiserver: TCP keepalives still answered, nothing else). 15 s of slack for a busy apiserver or
+ * event loop, the apiserver's own (DefaultEventFreshDuration = bookmark frequency + 15 s). It costs
+ * nothing while watches live; a false alarm costs one watch request and loses nothing.
+ */
+export const DEFAULT_INACTIVITY_MS = BOOKMARK_PERIOD_MS + 15_000;
 
 export interface InformerHandlers<T> {
     add?(obj: T): void;
@@ -39,7 +59,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     resyncMs?: number;
     /** Server-side watch timeout; jittered by up to +25% so replicas don't reconnect in step. */
     watchTimeoutSeconds?: number;
-    /** Abort a watch that received nothing (not even a bookmark) for this long. */
+    /** Abort a watch that received nothing (not even a bookmark) for this long (DEFAULT_INACTIVITY_MS). */
     inactivityMs?: number;
     /** How long a watch may stay silent after behindServer() before it is restarted (default 3 s). */
     staleWatchMs?: number;
@@ -65,9 +85,14 @@ export interface InformerStats {
     inactivityAborts: number;
     /** Watches restarted because they stayed silent while a write showed the server ahead (behindServer). */
     staleWatchRestarts: number;
+    /** Watches restarted because they were silent while requests to the apiserver went unanswered (requestsUnansweredSince). */
+    unansweredRestarts: number;
     /** Updates cached without notifying the handlers (InformerOptions.unchanged). */
     unchanged: number;
 }
+
+/** Why a live-looking watch was ended for a fresh one: behindServer or requestsUnansweredSince. */
+type WatchRestart = 'stale' | 'unanswered';
 
 interface ListResponse<T> {
     metadata: { resourceVersion: string; continue?: string };
@@ -76,7 +101,7 @@ interface ListResponse<T> {
 
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
-    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, staleWatchRestarts: 0, unchanged: 0 };
+    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, staleWatchRestarts: 0, unansweredRestarts: 0, unchanged: 0 };
     private readonly handlers: InformerHandlers<T>[] = [];
     private resourceVersion = '';
     private running = false;
@@ -86,8 +111,10 @@ export class Informer<T extends KubeObject> {
     private missing: string | undefined;
     private loop: Promise<void> | undefined;
     private resyncTimer: NodeJS.Timeout | undefined;
-    /** Ends the watch in flight for a fresh one from the same resourceVersion. */
-    private restartWatch: (() => void) | undefined;
+    /** Ends the watch in flight for a fresh one from the same resourceVersion, saying why. */
+    private restartWatch: ((why: WatchRestart) => void) | undefined;
+    /** performance.now() when the watch in flight last received bytes; undefined until it does. */
+    private heardAt: number | undefined;
     private staleCheck: NodeJS.Timeout | undefined;
     private resyncing = false;
     private wakeUp: (() => void) | undefined;
@@ -149,8 +176,23 @@ export class Informer<T extends KubeObject> {
             this.staleCheck = undefined;
             if (this.store.get(namespace, name ?? '')?.metadata?.resourceVersion !== resourceVersion || !this.restartWatch) return;
             this.log('info', 'watch silent while a write found the server ahead: restarting it', { namespace, name });
-            this.restartWatch();
+            this.restartWatch('stale');
         }, this.opts.staleWatchMs ?? 3_000);
+    }
+
+    /**
+     * Requests of this replica to the same apiserver sent since `since` (performance.now()) got no
+     * answer (the lease's, every couple of seconds on every replica: see Manager). Watches ride
+     * their own connections (HTTP/1.1), so this is no proof, but a path that lost those requests
+     * may have lost the watch's bytes too, and nothing else would tell before the inactivity
+     * timer: a watch that received nothing since then is restarted from its resourceVersion
+     * (one request; nothing lost), one that did is left alone. client-go gets this from HTTP/2
+     * pings on the one connection all its requests share.
+     */
+    requestsUnansweredSince(since: number): void {
+        if (!this.restartWatch || (this.heardAt !== undefined && this.heardAt >= since)) return;
+        this.log('info', 'watch silent while requests to the apiserver went unanswered: restarting it');
+        this.restartWatch('unanswered');
     }
 
     private log(level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) {
@@ -380,14 +422,15 @@ export class Informer<T extends KubeObject> {
         this.stats.watches++;
         const abort = new AbortController();
         this.abort = abort;
-        const inactivityMs = this.opts.inactivityMs ?? 150_000;
+        const inactivityMs = this.opts.inactivityMs ?? DEFAULT_INACTIVITY_MS;
         /** Why we ended the watch ourselves, if we did. */
-        let endedBy: 'inactivity' | 'restart' | undefined;
-        const end = (why: 'inactivity' | 'restart') => {
+        let endedBy: WatchRestart | 'inactivity' | undefined;
+        const end = (why: WatchRestart | 'inactivity') => {
             endedBy = why;
             abort.abort();
         };
-        this.restartWatch = () => end('restart');
+        this.restartWatch = end;
+        this.heardAt = undefined;
         let timer: NodeJS.Timeout | undefined;
         const touch = () => {
             clearTimeout(timer);
@@ -407,14 +450,16 @@ export class Informer<T extends KubeObject> {
                 abort.signal,
                 (event) => this.handleEvent(event),
                 () => {
+                    this.heardAt = performance.now();
                     touch();
                     this.healthy();
                 },
             );
         } catch (err) {
-            if (endedBy === 'restart' && this.running) {
+            if ((endedBy === 'stale' || endedBy === 'unanswered') && this.running) {
                 // Ends like a watch the server closed: the next one resumes from resourceVersion.
-                this.stats.staleWatchRestarts++;
+                if (endedBy === 'stale') this.stats.staleWatchRestarts++;
+                else this.stats.unansweredRestarts++;
                 return;
             }
             if (endedBy === 'inactivity') {

@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isConflict, isNotFound, type KubeRest } from './rest.js';
+import { ApiError, isConflict, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
 import { microTime } from './time.js';
 
@@ -44,8 +44,39 @@ export interface LeaderElectionOptions {
     onStartedLeading?: () => void;
     onStoppedLeading?: () => void;
     onNewLeader?: (identity: string) => void;
+    /**
+     * Lease requests went unanswered (a timeout, a reset: no status from the apiserver) since
+     * `since` (performance.now() of the first of them): told once when they start failing so,
+     * and once more when an answer comes back, since what was sent meanwhile may be lost.
+     */
+    onUnanswered?: (since: number) => void;
     log?: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/**
+ * When to tell of unanswered requests, from one outcome after another: at the first unanswered
+ * one of a run (its start), and at the first answer after it (the same start). Once each, not at
+ * every round of an outage: what listens restarts its watches, and twice is enough for watches
+ * opened during the outage too.
+ */
+export class UnansweredRun {
+    private since: number | undefined;
+
+    /** The start of the run to tell of, if this outcome is one to tell. */
+    outcome(startedAt: number, answered: boolean): number | undefined {
+        if (answered) {
+            const since = this.since;
+            this.since = undefined;
+            return since;
+        }
+        if (this.since !== undefined) return undefined;
+        this.since = startedAt;
+        return startedAt;
+    }
+}
+
+/** No status came back: the request or its answer was lost on the way (or the apiserver hangs). */
+const unanswered = (err: unknown) => err instanceof ApiError && err.code === 0;
 
 export function defaultIdentity(): string {
     return `${hostname()}_${randomBytes(4).toString('hex')}`;
@@ -67,6 +98,7 @@ export class LeaderElector {
     /** Aborts the lease requests of the round in flight (at the deadline, or at stop). */
     private round: AbortController | undefined;
     private stepDownTimer: NodeJS.Timeout | undefined;
+    private readonly unansweredRun = new UnansweredRun();
 
     constructor(
         private readonly rest: KubeRest,
@@ -136,14 +168,18 @@ export class LeaderElector {
             const round = new AbortController();
             this.round = round;
             const timer = setTimeout(() => round.abort(new Error('renew deadline reached')), Math.max(0, budget));
+            let answered = true;
             const ok = await this.tryAcquireOrRenew(round.signal)
                 .catch((err: Error) => {
                     if (!this.stopped) this.log('warn', 'lease request failed', { error: err.message });
+                    answered = !unanswered(err);
                     return false;
                 })
                 .finally(() => clearTimeout(timer));
             this.round = undefined;
             if (this.stopped) break;
+            const since = this.unansweredRun.outcome(startedAt, answered);
+            if (since !== undefined) this.opts.onUnanswered?.(since);
             // A success that arrives after the deadline proves nothing about now.
             if (ok && performance.now() - startedAt < this.renewDeadlineMs) {
                 this.lastRenewStartedAt = startedAt;

@@ -102,6 +102,13 @@ export class Manager {
                 log: logFn(opts.logger.child({ component: 'leader-election' })),
                 onStartedLeading: () => this.onStartedLeading(),
                 onStoppedLeading: () => this.onStoppedLeading(),
+                // Every replica asks for the lease every couple of seconds: the one steady request
+                // that shows, within a request timeout, that the path to the apiserver lost what it
+                // carried, watches included (Informer.requestsUnansweredSince). Lease calls have a
+                // client of their own, but it reaches the same apiserver as the informers.
+                onUnanswered: (since) => {
+                    for (const informer of new Set(this.runnables.flatMap((r) => r.informers))) informer.requestsUnansweredSince(since);
+                },
             });
         }
     }

@@ -1,7 +1,10 @@
 // The informer against a real kube-apiserver, with real faults between them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
 import { Informer } from '../../src/kube/informer.js';
+import { newLogger } from '../../src/kube/log.js';
+import { Manager } from '../../src/kube/manager.js';
 import { isConflict, KubeRest, type RequestOpts } from '../../src/kube/rest.js';
 import { collectionPath, ConfigMaps, objectPath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
@@ -260,6 +263,50 @@ describe('informer', () => {
         } finally {
             rest.close();
             await cleanup();
+        }
+    });
+
+    it('restarts a watch that is silent while the lease requests of its replica go unanswered, long before its inactivity timer', async (t) => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('a'));
+        // One replica: a manager holding a Lease and an informer with the default inactivity
+        // limit, both reaching the apiserver through the proxy.
+        const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
+        const port = await proxy.start();
+        const rest = new KubeRest(cluster.kubeConfig(`https://127.0.0.1:${port}`), { timeoutMs: 1_000 });
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, backoffInitialMs: 50, backoffMaxMs: 500 });
+        const manager = new Manager({
+            rest,
+            logger: newLogger('silent'),
+            registry: new Registry(),
+            leaderElection: { namespace: ns, name: 'replica', leaseDurationMs: 4_000, renewDeadlineMs: 2_500, retryPeriodMs: 500, rest: rest.fork({ qps: 0 }) },
+        });
+        manager.add({ name: 'cache', informers: [informer], startLeading: () => undefined, stopLeading: async () => undefined });
+        try {
+            await manager.start();
+            await eventually('the Lease', () => manager.isLeader());
+            // Lease calls answered: the watch is left alone.
+            await new Promise((resolve) => setTimeout(resolve, 2_000));
+            assert.deepEqual([informer.stats.watches, informer.stats.unansweredRestarts], [1, 0]);
+
+            // The path goes dead, new connections too: the change never reaches the informer.
+            proxy.freeze(true);
+            const frozenAt = performance.now();
+            await cluster.admin.replace(objectPath(ConfigMaps, ns, 'a'), cm('a', 'while-frozen'));
+            await eventually('a restart for the unanswered lease calls', () => informer.stats.unansweredRestarts >= 1);
+            const detectedMs = performance.now() - frozenAt;
+            // The watch opened meanwhile is as dead: the first answer after the outage restarts it.
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            proxy.freeze(false);
+            await converged(informer, ns);
+            assert.equal((informer.store.get(ns, 'a') as { data?: { value?: string } }).data?.value, 'while-frozen');
+            assert.equal(informer.stats.inactivityAborts, 0);
+            assert.ok(informer.stats.unansweredRestarts <= 3, JSON.stringify(informer.stats));
+            t.diagnostic(`dead watch restarted ${Math.round(detectedMs)} ms after the path froze (lease retry 500 ms, request timeout 1 s); ${JSON.stringify(informer.stats)}`);
+        } finally {
+            await manager.stop();
+            rest.close();
+            await proxy.stop();
         }
     });
 
