@@ -12,10 +12,11 @@ import { DEFAULT_CONCURRENT_SYNCS, DEFAULT_MANAGED_BY } from '../src/externalwor
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
+import { apiserverSpend, collectApiserverGarbage, spentSince, type ApiserverSpend } from './apiserver-debug.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
-import { percentile, type Report } from './stats.js';
+import { median, percentile, type Report } from './stats.js';
 
 const BENCHMARK = 'cluster-scale';
 const large = process.env.SCALE === 'large';
@@ -31,6 +32,8 @@ const CHURN_SECONDS = 10;
 const SETTLE_MS = 2_000;
 const CONCURRENCY = 16;
 const CHURN_IN_FLIGHT = 16;
+/** (baseline, fresh controller's initial sync) pairs after the main run: their ratios and the median. */
+const SYNC_PAIRS = Number(process.env.BENCH_SYNC_PAIRS ?? 3);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const svcName = (i: number) => `svc-${String(i % SERVICES).padStart(4, '0')}`;
@@ -288,6 +291,7 @@ async function apiserverWriteRate(cluster: BenchCluster, report: Report, n: numb
         endpoints: Array.from({ length: 10 }, (_, j) => ({ addresses: [ipOf(i * 10 + j + 1)], conditions: { ready: true } })),
     });
     const indexes = Array.from({ length: n }, (_, i) => i);
+    await collectApiserverGarbage(cluster);
     let started = performance.now();
     const created: V1EndpointSlice[] = [];
     await inParallel(indexes, DEFAULT_CONCURRENT_SYNCS, async (i) => void created.push(await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i))));
@@ -343,6 +347,7 @@ async function ownedSliceCreateRate(cluster: BenchCluster, ns: string, n: number
         spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     });
     const slice = (i: number) => shapedSlice(ns, owner.metadata.name, owner.metadata.uid!, i);
+    await collectApiserverGarbage(cluster);
     const started = performance.now();
     await inParallel(
         Array.from({ length: n }, (_, i) => i),
@@ -388,6 +393,106 @@ export async function createClusterScaleObjects(cluster: BenchCluster, ns: strin
     return workloads.length;
 }
 
+/**
+ * SYNC_PAIRS times, alternately: the baseline as a controller's sync finds the apiserver
+ * (pairBaseline), then a fresh controller's initial sync (its slices deleted first). Each pair's
+ * ratio of caches synced → last write to `minimumWrites` ÷ the baseline's rate, and the median:
+ * one pair moves with the machine, the median less ("The apiserver's pace" in docs/benchmarks.md).
+ */
+async function syncPairs(entry: string, cluster: BenchCluster, ns: string, leaseNs: string, watch: EndpointWatch, synced: () => boolean, minimumWrites: number, report: Report, cleanups: Cleanups): Promise<void> {
+    if (SYNC_PAIRS <= 0) return;
+    const pairsNs = await cluster.namespace('pairs');
+    const owner = await cluster.admin.create<{ metadata: { uid: string } }>(collectionPath(Services, pairsNs), {
+        metadata: { name: 'owner' },
+        spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    } as never);
+    const ratios: number[] = [];
+    for (let pair = 0; pair < SYNC_PAIRS; pair++) {
+        const load = loadavg()[0]!;
+        const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, minimumWrites);
+        await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}` }, timeoutMs: 120_000 });
+        await watch.until('the slices deleted', () => watch.slices.size === 0, 120_000);
+        await collectApiserverGarbage(cluster);
+        const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
+        let sync: PairSide;
+        try {
+            while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
+            const syncedAt = performance.now();
+            const before = await apiserverSpend(cluster);
+            const doneAt = await watch.until('every slice of the initial sync', synced, 30 * 60_000);
+            sync = { ms: doneAt - syncedAt, spend: spentSince(before, await apiserverSpend(cluster)) };
+        } finally {
+            await controller.stop();
+        }
+        const ratio = sync.ms / ((minimumWrites / base.rate) * 1000);
+        ratios.push(ratio);
+        const perCreate = (side: PairSide) => (side.spend.cpuSeconds * 1000) / minimumWrites;
+        report.value(BENCHMARK, `initial sync, pair ${pair + 1} of ${SYNC_PAIRS}: caches synced (/readyz, 20 ms probes) to last slice write, ratio to minimum writes / the pair's baseline`, minimumWrites, 'slices', ratio, 'x', undefined, {
+            'caches synced to last slice write (ms)': sync.ms,
+            "the pair's baseline, creates/s": base.rate,
+            'apiserver CPU per create, baseline (ms)': perCreate(base),
+            'apiserver CPU per create, sync (ms)': perCreate(sync),
+            'apiserver Go GCs, baseline': base.spend.gcs,
+            'apiserver Go GCs, sync': sync.spend.gcs,
+            'apiserver MB allocated, baseline': base.spend.allocatedMb,
+            'apiserver MB allocated, sync': sync.spend.allocatedMb,
+            'load average at start': load,
+        });
+    }
+    report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs: median ratio`, minimumWrites, 'slices', median(ratios), 'x', undefined, { min: Math.min(...ratios), max: Math.max(...ratios) });
+}
+
+interface PairSide {
+    ms: number;
+    spend: ApiserverSpend;
+}
+
+/**
+ * One pair's baseline: `n` creates of slices shaped as ours, at the controller's concurrency, on
+ * the apiserver as the controller's sync finds it. As before the controller's start, a full Go GC
+ * first; then what any controller does before its first write and the apiserver pays for during
+ * it: its informers' lists of the workloads and Services (their garbage is collected during the
+ * writes) and a watch of its slices (each create is sent to it), plus the bench's own watch.
+ * Without these the baseline's window held no GC cycle of the apiserver and the sync's one.
+ */
+async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: string, scaleNs: string, n: number): Promise<PairSide & { rate: number }> {
+    const watches = new AbortController();
+    try {
+        await collectApiserverGarbage(cluster);
+        await listAsInformers(cluster, scaleNs);
+        for (let i = 0; i < 2; i++) {
+            const list = await cluster.admin.get<{ metadata: { resourceVersion: string } }>(collectionPath(EndpointSlices, ns), { limit: 1 });
+            void cluster.admin
+                .watch(collectionPath(EndpointSlices, ns), { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true }, watches.signal, () => undefined, () => undefined)
+                .catch(() => undefined);
+        }
+        await sleep(300); // the watches registered
+        const before = await apiserverSpend(cluster);
+        const started = performance.now();
+        await inParallel(
+            Array.from({ length: n }, (_, i) => i),
+            DEFAULT_CONCURRENT_SYNCS,
+            async (i) => void (await cluster.admin.create(collectionPath(EndpointSlices, ns), shapedSlice(ns, 'owner', ownerUid, i), { fieldManager: 'bench.mesh-endpoints.io' })),
+        );
+        const ms = performance.now() - started;
+        return { ms, rate: n / (ms / 1000), spend: spentSince(before, await apiserverSpend(cluster)) };
+    } finally {
+        watches.abort();
+        await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { timeoutMs: 120_000 });
+    }
+}
+
+/** Every ExternalWorkload and Service of `ns`, in pages of 500 as the controller's informers list them at start-up. */
+export async function listAsInformers(cluster: BenchCluster, ns: string): Promise<void> {
+    for (const path of [collectionPath(ExternalWorkloads, ns), collectionPath(Services, ns)]) {
+        let token: string | undefined;
+        do {
+            const page = await cluster.admin.get<{ metadata: { continue?: string } }>(path, { limit: 500, continue: token });
+            token = page.metadata.continue || undefined;
+        } while (token);
+    }
+}
+
 async function setReady(cluster: BenchCluster, ns: string, name: string, ready: boolean): Promise<number> {
     await cluster.admin.mergePatch(`${collectionPath(ExternalWorkloads, ns)}/${name}/status`, {
         status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
@@ -418,6 +523,7 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
 
         const watch = new EndpointWatch(cluster.admin, ns);
         await watch.start();
+        await collectApiserverGarbage(cluster);
         const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
         try {
             // Initial sync.
@@ -541,6 +647,11 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
             report.value(BENCHMARK, 'controller RSS after all of the above', totalWorkloads, 'workloads', controller.rssMb(), 'MB', undefined, { 'peak (MB)': controller.peakRssMb() });
         } finally {
             await controller.stop();
+        }
+        try {
+            const synced = () => watch.endpoints === totalWorkloads && watch.slices.size === minimumWrites;
+            await syncPairs(entry, cluster, ns, leaseNs, watch, synced, minimumWrites, report, cleanups);
+        } finally {
             await watch.stop();
         }
     } finally {

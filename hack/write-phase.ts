@@ -13,15 +13,24 @@
 //   WRITE_PHASE_NICE=-10                    (root) etcd, the apiserver, the controller and this process raised
 //   WRITE_PHASE_BASELINES_ONLY=N            N rounds of the baseline alone, in several conditions
 //   BENCH_SERVICES=1000                     Services of 10 workloads (plus one of 1 000), as cluster-scale
-import { readdirSync, writeFileSync } from 'node:fs';
+//   WRITE_PHASE_BASELINE_N=400              the baseline's creates (default: as many as the sync's minimum)
+//   WRITE_PHASE_PROFILE=DIR                 a Go CPU profile of the apiserver over each phase into DIR
+//                                           (WRITE_PHASE_PROFILE_SECONDS, 4 by default: the phase and some idle);
+//                                           compare: go tool pprof -top -cum -diff_base=DIR/0-0-baseline.pb.gz DIR/0-0-controller.pb.gz
+//   WRITE_PHASE_LIKE_SYNC=1                 each baseline as bench/cluster-scale.ts's pairs: a GC, the informers' lists, two watches first
+//   WRITE_PHASE_GC=1                        a full Go GC of the apiserver before each baseline and each controller start
+//   Each phase also prints what the apiserver and etcd counted meanwhile (requests by verb and
+//   resource, watch events sent, Go GCs, etcd's WAL fsyncs and backend commits).
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { createClusterScaleObjects, shapedSlice } from '../bench/cluster-scale.js';
+import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
+import { createClusterScaleObjects, listAsInformers, shapedSlice } from '../bench/cluster-scale.js';
 import { ControllerProcess, statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
-import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../src/kube/resources.js';
+import { collectionPath, EndpointSlices, Services } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { apiserverMetrics } from '../test/integration/mirror-support.js';
 
@@ -34,11 +43,17 @@ const variants = (process.env.WRITE_PHASE_VARIANTS ?? '=')
     .map((v) => ({ name: v.slice(0, v.indexOf('=')), nodeArgs: v.slice(v.indexOf('=') + 1) }));
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1_000);
 const CONCURRENCY = Number(process.env.WRITE_PHASE_CONCURRENCY ?? DEFAULT_CONCURRENT_SYNCS);
-const BASELINE_N = 400;
 const NICE = process.env.WRITE_PHASE_NICE;
 const services = Array.from({ length: SERVICES }, (_, i) => ({ name: `svc-${String(i).padStart(4, '0')}`, workloads: 10 }));
 services.push({ name: 'burst', workloads: 1_000 });
 const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100), 0);
+const BASELINE_N = Number(process.env.WRITE_PHASE_BASELINE_N ?? minimumSlices);
+const PROFILE_DIR = process.env.WRITE_PHASE_PROFILE;
+const PROFILE_SECONDS = Number(process.env.WRITE_PHASE_PROFILE_SECONDS ?? 4);
+/** A full Go GC of the apiserver before each baseline and each controller start. */
+const GC_FIRST = process.env.WRITE_PHASE_GC === '1';
+/** The paired baseline as cluster-scale's pairs run it: a GC, the informers' lists and two slice watches first. */
+const LIKE_SYNC = process.env.WRITE_PHASE_LIKE_SYNC === '1';
 const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-endpoints.io';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -102,6 +117,8 @@ interface Phase {
     mainWaitMs?: number;
     /** Creates the apiserver had in flight, on average over the phase. */
     inFlight?: number;
+    /** What the apiserver and etcd counted over the phase (countersDelta). */
+    counted?: string;
 }
 
 interface BaselineOptions {
@@ -112,15 +129,23 @@ interface BaselineOptions {
     listFirst?: string;
     /** Asking for metadata-only answers, as the controller does. */
     metadata?: boolean;
+    /** A full Go GC of the apiserver just before the creates. */
+    gcFirst?: boolean;
+    /** The profile's file name with WRITE_PHASE_PROFILE. */
+    profileName?: string;
 }
 
 /** The baseline: BASELINE_N creates of slices shaped as ours, from this process. */
 async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: BaselineOptions): Promise<Phase> {
     const slice = (i: number) => shapedSlice(ns, 'owner', ownerUid, i);
     const abort = new AbortController();
+    // In the order of a controller's start: the apiserver's GC state, then its lists and watches.
+    if (o.gcFirst) await collectApiserverGarbage(cluster);
     for (let i = 0; i < (o.watchers ?? 0); i++) await watchSlices(cluster, ns, BASELINE_N, abort.signal, '');
-    if (o.listFirst) await listAll(cluster, o.listFirst);
+    if (o.listFirst) await listAsInformers(cluster, o.listFirst);
     const apiSeconds0 = await createSeconds(cluster);
+    const counted0 = await counters(cluster);
+    const profile = startProfile(cluster);
     const api0 = cpu(cluster.state.apiserverPid);
     const etcd0 = cpu(cluster.state.etcdPid);
     const client0 = process.cpuUsage();
@@ -138,12 +163,15 @@ async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: 
     const phase: Phase = { wallMs, writes: BASELINE_N, client: (c.user + c.system) / 1e6, apiserver: cpu(cluster.state.apiserverPid) - api0, etcd: cpu(cluster.state.etcdPid) - etcd0 };
     abort.abort();
     phase.inFlight = ((await createSeconds(cluster)) - apiSeconds0) / (wallMs / 1000);
+    phase.counted = countersDelta(counted0, await counters(cluster));
+    await profile.save(o.profileName ?? 'baseline');
     await deleteSlices(cluster, ns);
     return phase;
 }
 
-async function controllerRun(entry: string, nodeArgs: string, cluster: BenchCluster, ns: string, leaseNs: string, cleanups: Cleanups): Promise<Phase & { syncedMs: number; cpuAtSynced: number }> {
+async function controllerRun(entry: string, nodeArgs: string, cluster: BenchCluster, ns: string, leaseNs: string, cleanups: Cleanups, profileName = 'controller'): Promise<Phase & { syncedMs: number; cpuAtSynced: number }> {
     await deleteSlices(cluster, ns, MANAGED);
+    if (GC_FIRST || LIKE_SYNC) await collectApiserverGarbage(cluster);
     const abort = new AbortController();
     const watch = await watchSlices(cluster, ns, minimumSlices, abort.signal);
     const apiSeconds0 = await createSeconds(cluster);
@@ -155,6 +183,8 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
     try {
         while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
         const syncedAt = performance.now();
+        const profile = startProfile(cluster);
+        const counted0 = await counters(cluster);
         const t0 = threads(pid);
         const s0 = controller.mainThreadSchedMs();
         const api0 = cpu(cluster.state.apiserverPid);
@@ -165,7 +195,10 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
         const apiserver = cpu(cluster.state.apiserverPid) - api0;
         const etcd = cpu(cluster.state.etcdPid) - etcd0;
         const inFlight = ((await createSeconds(cluster)) - apiSeconds0) / ((doneAt - syncedAt) / 1000);
+        const counted = countersDelta(counted0, await counters(cluster));
+        await profile.save(profileName);
         return {
+            counted,
             inFlight,
             syncedMs: syncedAt - controller.startedAt,
             cpuAtSynced: t0.main + t0.others,
@@ -185,6 +218,63 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
     }
 }
 
+/**
+ * Counters of the apiserver and etcd that tell what a phase cost them besides its creates. Keys
+ * starting with `= ` are gauges (the apiserver's heap), shown as before -> after.
+ */
+async function counters(cluster: BenchCluster): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const add = (key: string, value: number) => out.set(key, (out.get(key) ?? 0) + value);
+    const label = (line: string, name: string) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? '';
+    const value = (line: string) => Number(line.slice(line.lastIndexOf(' ') + 1));
+    for (const line of (await apiserverMetrics(cluster)).split('\n')) {
+        if (line.startsWith('apiserver_request_total{')) {
+            const sub = label(line, 'subresource');
+            add(`${label(line, 'verb')} ${label(line, 'resource')}${sub ? `/${sub}` : ''} ${label(line, 'code')}`, value(line));
+        } else if (line.startsWith('apiserver_watch_events_total{')) add(`watch events ${label(line, 'kind') || label(line, 'resource')}`, value(line));
+        else if (line.startsWith('apiserver_watch_events_sizes_sum{')) add(`watch event KB ${label(line, 'kind') || label(line, 'resource')}`, value(line) / 1024);
+        else if (line.startsWith('go_gc_duration_seconds_count')) add('apiserver Go GCs', value(line));
+        else if (line.startsWith('go_memstats_alloc_bytes_total ')) add('apiserver MB allocated', value(line) / 1e6);
+        else if (line.startsWith('go_memstats_heap_alloc_bytes ')) add('= apiserver heap MB', value(line) / 1e6);
+        else if (line.startsWith('go_memstats_next_gc_bytes ')) add('= apiserver next GC at MB', value(line) / 1e6);
+    }
+    const etcd = await (await fetch(`http://127.0.0.1:${cluster.state.etcdPort}/metrics`)).text();
+    for (const line of etcd.split('\n')) {
+        if (line.startsWith('etcd_disk_wal_fsync_duration_seconds_count')) add('etcd WAL fsyncs', value(line));
+        else if (line.startsWith('etcd_disk_wal_fsync_duration_seconds_sum')) add('etcd WAL fsync ms', value(line) * 1000);
+        else if (line.startsWith('etcd_disk_backend_commit_duration_seconds_count')) add('etcd backend commits', value(line));
+        else if (line.startsWith('etcd_disk_backend_commit_duration_seconds_sum')) add('etcd backend commit ms', value(line) * 1000);
+        else if (line.startsWith('go_gc_duration_seconds_count')) add('etcd Go GCs', value(line));
+    }
+    return out;
+}
+
+/** What changed between two `counters`. */
+function countersDelta(before: Map<string, number>, after: Map<string, number>): string {
+    const changed: string[] = [];
+    for (const [key, v] of after) {
+        if (key.startsWith('= ')) {
+            changed.push(`${key.slice(2)}: ${before.get(key)?.toFixed(0)} -> ${v.toFixed(0)}`);
+            continue;
+        }
+        const d = v - (before.get(key) ?? 0);
+        if (Math.abs(d) >= 0.5) changed.push(`${key}: ${Number.isInteger(d) ? d : d.toFixed(0)}`);
+    }
+    return changed.join(', ');
+}
+
+/** With WRITE_PHASE_PROFILE: starts a profile now; `save(name)` waits for it and writes DIR/name.pb.gz. */
+function startProfile(cluster: BenchCluster): { save(name: string): Promise<void> } {
+    if (!PROFILE_DIR) return { save: async () => undefined };
+    const profile = apiserverCpuProfile(cluster, PROFILE_SECONDS);
+    return {
+        async save(name) {
+            mkdirSync(PROFILE_DIR, { recursive: true });
+            writeFileSync(`${PROFILE_DIR}/${name}.pb.gz`, await profile);
+        },
+    };
+}
+
 /** Seconds the apiserver spent on slice creates so far (its apiserver_request_duration_seconds): over a phase's wall time, the creates it had in flight on average. */
 async function createSeconds(cluster: BenchCluster): Promise<number> {
     let sum = 0;
@@ -194,17 +284,6 @@ async function createSeconds(cluster: BenchCluster): Promise<number> {
     return sum;
 }
 
-/** Every workload and Service of the namespace, in pages of 500 as the informers list them. */
-async function listAll(cluster: BenchCluster, ns: string): Promise<void> {
-    for (const path of [collectionPath(ExternalWorkloads, ns), collectionPath(Services, ns)]) {
-        let token: string | undefined;
-        do {
-            const page = await cluster.admin.get<{ metadata: { continue?: string } }>(path, { limit: 500, continue: token });
-            token = page.metadata.continue || undefined;
-        } while (token);
-    }
-}
-
 /**
  * WRITE_PHASE_BASELINES_ONLY=N: N rounds of the baseline alone: plain, watched once and twice,
  * right after listing the workloads, and asking for metadata-only answers as the controller does.
@@ -212,14 +291,19 @@ async function listAll(cluster: BenchCluster, ns: string): Promise<void> {
 async function baselinesOnly(rounds: number, cluster: BenchCluster, writesNs: string, ownerUid: string, scaleNs: string): Promise<void> {
     const kinds = [
         { name: 'plain' },
+        { name: 'after a GC', gcFirst: true },
         { name: 'one watch', watchers: 1 },
+        { name: 'one watch, GC', watchers: 1, gcFirst: true },
         { name: 'two watches', watchers: 2 },
         { name: 'after a list', listFirst: scaleNs },
         { name: 'metadata answers', metadata: true },
     ];
+    const idle0 = cpu(cluster.state.apiserverPid);
+    await sleep(5_000);
+    console.log(`apiserver idle: ${(((cpu(cluster.state.apiserverPid) - idle0) / 5) * 1000).toFixed(0)} ms of CPU per second`);
     for (let round = 0; round < rounds; round++) {
         for (const { name, ...kind } of kinds) {
-            const b = await baseline(cluster, writesNs, ownerUid, { concurrency: CONCURRENCY, ...kind });
+            const b = await baseline(cluster, writesNs, ownerUid, { concurrency: CONCURRENCY, profileName: `${round}-${name.replace(/ /g, '-')}`, ...kind });
             console.log(`round ${round} ${name.padEnd(16)} load ${loadavg()[0]!.toFixed(1)}: ${describe(b)}`);
         }
     }
@@ -230,7 +314,8 @@ const describe = (p: Phase) =>
     `${((p.writes / p.wallMs) * 1000).toFixed(0)}/s; per write ms: ${p.clientMain === undefined ? `client ${perWrite(p.client, p.writes)}` : `controller ${perWrite(p.client, p.writes)} (main ${perWrite(p.clientMain, p.writes)}, other threads ${perWrite(p.clientOthers!, p.writes)})`} ` +
     `apiserver ${perWrite(p.apiserver, p.writes)} etcd ${perWrite(p.etcd, p.writes)}; our three processes used ${(((p.client + p.apiserver + p.etcd) * 1000) / p.wallMs / 2) * 100 | 0} % of 2 CPUs; ` +
     `in flight at the apiserver ${p.inFlight!.toFixed(2)}` +
-    (p.mainOnCpuMs === undefined ? '' : `; main thread on a CPU ${p.mainOnCpuMs.toFixed(0)} ms, waiting for one ${p.mainWaitMs!.toFixed(0)} ms`);
+    (p.mainOnCpuMs === undefined ? '' : `; main thread on a CPU ${p.mainOnCpuMs.toFixed(0)} ms, waiting for one ${p.mainWaitMs!.toFixed(0)} ms`) +
+    (p.counted ? `\n    counted: ${p.counted}` : '');
 
 async function main(): Promise<void> {
     const cleanups = new Cleanups();
@@ -258,8 +343,10 @@ async function main(): Promise<void> {
                 const concurrency = workers ? Number(workers) : CONCURRENCY;
                 for (const variant of variants) {
                     const load = loadavg()[0]!;
-                    const base = await baseline(cluster, writesNs, owner.metadata.uid, { concurrency });
-                    const ours = await controllerRun(entry, variant.nodeArgs, cluster, ns, leaseNs, cleanups);
+                    const profileName = `${run}-${entries.indexOf(arg)}${variant.name ? `-${variant.name}` : ''}`;
+                    const likeSync = LIKE_SYNC ? { watchers: 2, listFirst: ns } : {};
+                    const base = await baseline(cluster, writesNs, owner.metadata.uid, { concurrency, gcFirst: GC_FIRST || LIKE_SYNC, ...likeSync, profileName: `${profileName}-baseline` });
+                    const ours = await controllerRun(entry, variant.nodeArgs, cluster, ns, leaseNs, cleanups, `${profileName}-controller`);
                     const ideal = (ours.writes * base.wallMs) / base.writes;
                     const name = `${entry.replace(/^.*\/([^/]+)\/dist\/cli\/main\.js$/, '$1')}${variant.name ? ` [${variant.name}]` : ''}`;
                     console.log(`run ${run} ${name} x${concurrency} load ${load.toFixed(1)}`);

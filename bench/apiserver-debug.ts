@@ -1,0 +1,53 @@
+// The local kube-apiserver's Go runtime, through its /debug/pprof (on by default: --profiling):
+// CPU profiles of a phase, and a garbage collection forced before a measurement. A Go GC cycle of
+// the apiserver holding cluster-scale's objects costs it about as much CPU as a few hundred slice
+// creates, so whether one falls inside a window of 1 010 creates moves that window's rate
+// ("The apiserver's pace" in docs/benchmarks.md).
+import https from 'node:https';
+import type { TestCluster } from '../src/testing/harness.js';
+import { statCpuSeconds } from './controller-process.js';
+
+async function debugGet(cluster: TestCluster, path: string): Promise<Buffer> {
+    const options: https.RequestOptions = {};
+    await cluster.kubeConfig().applyToHTTPSOptions(options);
+    return new Promise<Buffer>((resolve, reject) => {
+        https
+            .get(`${cluster.state.server}${path}`, options, (res) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`))));
+            })
+            .on('error', reject);
+    });
+}
+
+/** A Go CPU profile (pprof's protobuf) of the apiserver over the next `seconds`. */
+export function apiserverCpuProfile(cluster: TestCluster, seconds: number): Promise<Buffer> {
+    return debugGet(cluster, `/debug/pprof/profile?seconds=${seconds}`);
+}
+
+/** Runs a full Go garbage collection in the apiserver (the heap profile's gc=1) and waits for it. */
+export async function collectApiserverGarbage(cluster: TestCluster): Promise<void> {
+    await debugGet(cluster, '/debug/pprof/heap?gc=1');
+}
+
+/** What the apiserver spent up to now: CPU seconds (/proc), Go GC cycles and bytes allocated (its /metrics). */
+export interface ApiserverSpend {
+    cpuSeconds: number;
+    gcs: number;
+    allocatedMb: number;
+}
+
+export async function apiserverSpend(cluster: TestCluster): Promise<ApiserverSpend> {
+    const metrics = (await debugGet(cluster, '/metrics')).toString('utf8');
+    const gauge = (name: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? Number.NaN);
+    return {
+        cpuSeconds: statCpuSeconds(`/proc/${cluster.state.apiserverPid}/stat`),
+        gcs: gauge('go_gc_duration_seconds_count'),
+        allocatedMb: gauge('go_memstats_alloc_bytes_total') / 1e6,
+    };
+}
+
+export function spentSince(before: ApiserverSpend, after: ApiserverSpend): ApiserverSpend {
+    return { cpuSeconds: after.cpuSeconds - before.cpuSeconds, gcs: after.gcs - before.gcs, allocatedMb: after.allocatedMb - before.allocatedMb };
+}
