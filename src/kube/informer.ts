@@ -1,35 +1,47 @@
 // An informer that survives faults: list, then watch from the list's resourceVersion
 // with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
-// every other error; three ways to notice a silently dead watch (see DEFAULT_INACTIVITY_MS,
-// behindServer and requestsUnansweredSince), each restarting it from its resourceVersion; an
-// optional periodic resync (in memory: every cached object re-delivered as an update, so
-// work that was lost comes back; a sync with nothing to change writes nothing). A custom
-// resource whose CRD is not installed is reported as such (which CRD, how to install it)
-// and polled for until it appears. It owns the cache of one resource type and the event
-// callbacks; it never writes to the apiserver.
+// every other error; three ways to notice a silently dead watch (inactivity limits set by the
+// apiserver's bookmarks, behindServer and requestsUnansweredSince), each restarting it from its
+// resourceVersion; an optional periodic resync (in memory: every cached object re-delivered
+// as an update, so work that was lost comes back; a sync with nothing to change writes
+// nothing). A custom resource whose CRD is not installed is reported as such (which CRD, how
+// to install it) and polled for until it appears. It owns the cache of one resource type and
+// the event callbacks; it never writes to the apiserver.
 import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { TimeSlicer } from './yielding.js';
 
 /**
- * How often the apiserver's watch cache sends a bookmark to a watcher that asked for them,
- * whether or not anything changed: k8s.io/apiserver pkg/storage/cacher, defaultBookmarkFrequency
- * (1 min; cacheWatcher.nextBookmarkTime), popped from 1 s time buckets on a 1 s (±25 %) ticker,
- * plus one 2 s before the watch's timeoutSeconds. Read in v1.35.4, the apiserver the test
- * harness builds, whose cacher starts from its list's resourceVersion: a resource nothing
- * changed since the apiserver started gets them too. Not configurable on the server.
+ * How often the apiserver's watch cache sends a bookmark to a watcher that asked for them:
+ * k8s.io/apiserver pkg/storage/cacher, defaultBookmarkFrequency (1 min; nextBookmarkTime), from
+ * 1 s time buckets on a 1 s (±25 %) ticker. But only a bookmark newer than the resourceVersion the watch started from is sent
+ * (cacheWatcher.process): the watch of a resource nothing changed in since gets none until that
+ * resource's watch cache moves on (a change, a progress notification from etcd: when a consistent
+ * read waits for one, or every 10 min by default). Once one has come, the cache is past the
+ * watch's start for good and one comes every minute. Read in v1.35.4, the apiserver the test
+ * harness builds; measured with test/measure/watch-liveness.ts. Not configurable on the server.
  */
 export const BOOKMARK_PERIOD_MS = 60_000;
 
 /**
- * A live watch is never silent much longer than a bookmark period, so a longer silence means the
- * connection is dead (a proxy that froze, a flow table that forgot it without RST, a stopped
- * apiserver: TCP keepalives still answered, nothing else). 15 s of slack for a busy apiserver or
- * event loop, the apiserver's own (DefaultEventFreshDuration = bookmark frequency + 15 s). It costs
- * nothing while watches live; a false alarm costs one watch request and loses nothing.
+ * Silence that aborts a watch that has had no bookmark yet. Live, it may be quiet until the
+ * apiserver ends it at its timeoutSeconds (measured: a quiet Services watch got its first
+ * bookmark 120 s and 135 s after it started), so this limit may end a live one: a request, and
+ * a failure told to `health` until its next bytes. Kept as it was; ending only dead ones would
+ * need to know that the watch's response has begun (its headers, which KubeRest.watch does not
+ * tell). The lease calls (requestsUnansweredSince) notice a dead local path far sooner.
  */
-export const DEFAULT_INACTIVITY_MS = BOOKMARK_PERIOD_MS + 15_000;
+export const DEFAULT_INACTIVITY_MS = 150_000;
+
+/**
+ * Silence that aborts a watch that has had a bookmark: live, it gets one every bookmark period,
+ * so a longer silence means the connection is dead (a proxy that froze, a flow table that forgot
+ * it without RST, a stopped apiserver: TCP keepalives answered, nothing else). 15 s of slack for a
+ * busy apiserver or event loop, the apiserver's own (DefaultEventFreshDuration = bookmark
+ * frequency + 15 s). Costs nothing while the watch lives.
+ */
+export const DEFAULT_BOOKMARKED_INACTIVITY_MS = BOOKMARK_PERIOD_MS + 15_000;
 
 export interface InformerHandlers<T> {
     add?(obj: T): void;
@@ -59,8 +71,10 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     resyncMs?: number;
     /** Server-side watch timeout; jittered by up to +25% so replicas don't reconnect in step. */
     watchTimeoutSeconds?: number;
-    /** Abort a watch that received nothing (not even a bookmark) for this long (DEFAULT_INACTIVITY_MS). */
+    /** Abort a watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
     inactivityMs?: number;
+    /** ... and for this long once it has had one (DEFAULT_BOOKMARKED_INACTIVITY_MS; never above inactivityMs). */
+    bookmarkedInactivityMs?: number;
     /** How long a watch may stay silent after behindServer() before it is restarted (default 3 s). */
     staleWatchMs?: number;
     backoffInitialMs?: number;
@@ -423,6 +437,8 @@ export class Informer<T extends KubeObject> {
         const abort = new AbortController();
         this.abort = abort;
         const inactivityMs = this.opts.inactivityMs ?? DEFAULT_INACTIVITY_MS;
+        const bookmarkedInactivityMs = Math.min(inactivityMs, this.opts.bookmarkedInactivityMs ?? DEFAULT_BOOKMARKED_INACTIVITY_MS);
+        let limitMs = inactivityMs;
         /** Why we ended the watch ourselves, if we did. */
         let endedBy: WatchRestart | 'inactivity' | undefined;
         const end = (why: WatchRestart | 'inactivity') => {
@@ -434,7 +450,7 @@ export class Informer<T extends KubeObject> {
         let timer: NodeJS.Timeout | undefined;
         const touch = () => {
             clearTimeout(timer);
-            timer = setTimeout(() => end('inactivity'), inactivityMs);
+            timer = setTimeout(() => end('inactivity'), limitMs);
         };
         const timeout = this.opts.watchTimeoutSeconds ?? 300;
         touch();
@@ -448,7 +464,13 @@ export class Informer<T extends KubeObject> {
                     timeoutSeconds: Math.round(timeout * (1 + Math.random() / 4)),
                 },
                 abort.signal,
-                (event) => this.handleEvent(event),
+                (event) => {
+                    if (event.type === 'BOOKMARK' && limitMs !== bookmarkedInactivityMs) {
+                        limitMs = bookmarkedInactivityMs;
+                        touch(); // armed with the longer limit by this very chunk
+                    }
+                    this.handleEvent(event);
+                },
                 () => {
                     this.heardAt = performance.now();
                     touch();
@@ -464,7 +486,7 @@ export class Informer<T extends KubeObject> {
             }
             if (endedBy === 'inactivity') {
                 this.stats.inactivityAborts++;
-                throw new ApiError(0, 'Inactive', `watch received nothing for ${inactivityMs} ms`);
+                throw new ApiError(0, 'Inactive', `watch received nothing for ${limitMs} ms`);
             }
             throw err;
         } finally {

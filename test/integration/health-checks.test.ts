@@ -162,7 +162,7 @@ describe('health checks of ExternalWorkloads', () => {
             assert.ok(proxy.forgetIdle(1_000) >= 3, 'the watches are forgotten');
             await cluster.admin.mergePatch(objectPath(ExternalWorkloads, ns, 'vm-stale'), { metadata: { annotations: { note: 'changed by someone' } } });
             status = 503;
-            // Within the 150 s of the inactivity timer only if the conflict restarts the watch.
+            // Within the deadline only if the conflict restarts the watch (the inactivity limit is minutes).
             await eventually('vm-stale not ready', async () => (await readyOf('vm-stale'))?.status === 'False', 30_000);
             assert.ok(replica.logged('watch silent while a write found the server ahead: restarting it'), 'the conflict restarted the watch');
             await replica.terminate();

@@ -248,7 +248,7 @@ describe('informer', () => {
             assert.equal(informer.stats.staleWatchRestarts, 0);
 
             // Bytes dropped while frozen: the change never reaches the informer, and its watch
-            // connection, open and silent, would stay so until the inactivity timer (150 s).
+            // connection, open and silent, would stay so until the inactivity timer (minutes).
             proxy.freeze(true);
             await cluster.admin.replace(objectPath(ConfigMaps, ns, 'a'), { ...cm('a', 'v3'), metadata: { name: 'a' } });
             await new Promise((resolve) => setTimeout(resolve, 300));

@@ -210,7 +210,7 @@ describe('service mirror', () => {
             assert.ok(proxy.forgetIdle(500) >= 5, 'the watches are forgotten');
             await env.local.admin.mergePatch(objectPath(Services, ns, 'web-stale'), { metadata: { annotations: { touched: 'by someone' } } });
             await patchRemoteService(env, ns, 'web', { spec: { ports: [{ name: 'http', port: 80 }, { name: 'admin', port: 9000 }] } });
-            // Within the 150 s of the inactivity timer only if the stale read restarts the watch.
+            // Within the deadline only if the stale read restarts the watch (the inactivity limit is minutes).
             await eventually('the mirror updated', async () => (await mirrorService(env, ns, 'web-stale'))?.spec?.ports?.length === 2, 30_000);
             assert.equal(mirror.controller.services.stats.staleWatchRestarts, 1, JSON.stringify(mirror.controller.services.stats));
             assert.equal(mirror.controller.services.stats.inactivityAborts, 0);
