@@ -8,15 +8,17 @@
 // SCALE=large adds one Service of 10 000 workloads.
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { DEFAULT_CONCURRENT_SYNCS, DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
+import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
-import { apiserverSpend, collectApiserverGarbage, spentSince, type ApiserverSpend } from './apiserver-debug.js';
+import { apiserverSpend, collectApiserverGarbage, spentSince } from './apiserver-debug.js';
+import { createClusterScaleObjects, wlName, type ServiceSpec } from './cluster-scale-objects.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { median, percentile, type Report } from './stats.js';
+import { apiserverWriteRate, pairBaseline, type PairSide } from './write-baselines.js';
 
 const BENCHMARK = 'cluster-scale';
 const large = process.env.SCALE === 'large';
@@ -37,15 +39,6 @@ const SYNC_PAIRS = Number(process.env.BENCH_SYNC_PAIRS ?? 3);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const svcName = (i: number) => `svc-${String(i % SERVICES).padStart(4, '0')}`;
-const wlName = (service: string, i: number) => `${service}-vm-${String(i).padStart(5, '0')}`;
-/** Addresses from 10/8, distinct per (service, workload); never connected to. */
-const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
-
-export interface ServiceSpec {
-    name: string;
-    workloads: number;
-}
-
 /** Every slice of our controller in the namespace, with per-endpoint readiness and waiters. */
 class EndpointWatch {
     readonly slices = new Map<string, V1EndpointSlice>();
@@ -274,123 +267,10 @@ async function sampleWhile<T>(controller: ControllerProcess, admin: KubeRest, le
     };
 }
 
-/**
- * EndpointSlice writes per second this apiserver takes from one client at the controller's
- * concurrency (its workers), over `n` writes: as many as the initial sync's, since a window of
- * a few hundred creates moves with one Go garbage collection. `when` names a measurement taken
- * later than the first, on an apiserver in another state.
- */
-async function apiserverWriteRate(cluster: BenchCluster, report: Report, n: number, when = ''): Promise<{ createRate: number; ownedRate: number }> {
-    const ns = await cluster.namespace('writes');
-    const slice = (i: number): V1EndpointSlice => ({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: { name: `rate-${i}`, namespace: ns, labels: { 'kubernetes.io/service-name': `rate-${i % 40}` } },
-        addressType: 'IPv4',
-        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: 10 }, (_, j) => ({ addresses: [ipOf(i * 10 + j + 1)], conditions: { ready: true } })),
-    });
-    const indexes = Array.from({ length: n }, (_, i) => i);
-    await collectApiserverGarbage(cluster);
-    let started = performance.now();
-    const created: V1EndpointSlice[] = [];
-    await inParallel(indexes, DEFAULT_CONCURRENT_SYNCS, async (i) => void created.push(await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i))));
-    const createRate = n / ((performance.now() - started) / 1000);
-    started = performance.now();
-    await inParallel(created, DEFAULT_CONCURRENT_SYNCS, async (s) => {
-        s.endpoints[0]!.conditions = { ready: false };
-        await cluster.admin.replace(objectPath(EndpointSlices, ns, s.metadata!.name!), s);
-    });
-    const updateRate = n / ((performance.now() - started) / 1000);
-    report.value(BENCHMARK, `baseline: apiserver EndpointSlice creates per second (one client, ${DEFAULT_CONCURRENT_SYNCS} at a time)${when}`, n, 'slices', createRate, 'writes/s');
-    report.value(BENCHMARK, `baseline: apiserver EndpointSlice updates per second (one client, ${DEFAULT_CONCURRENT_SYNCS} at a time)${when}`, n, 'slices', updateRate, 'writes/s');
-    const ownedRate = await ownedSliceCreateRate(cluster, ns, n);
-    report.value(BENCHMARK, `baseline: creates per second of slices as the controller writes them (owner reference, target references, generated name)${when}`, n, 'slices', ownedRate, 'writes/s', undefined, {
-        'to the plain slices rate': ownedRate / createRate,
-    });
-    return { createRate, ownedRate };
-}
-
-/** Slice `i` of `ownerName` as the controller shapes its slices (ownedSliceCreateRate says how). */
-export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number): V1EndpointSlice {
-    return {
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: {
-            generateName: `${ownerName}-`,
-            namespace: ns,
-            labels: { 'endpointslice.kubernetes.io/managed-by': 'bench.mesh-endpoints.io', 'kubernetes.io/service-name': ownerName },
-            ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: ownerName, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
-        },
-        addressType: 'IPv4',
-        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: 10 }, (_, j) => ({
-            addresses: [ipOf(100_000 + i * 10 + j)],
-            conditions: { ready: false, serving: false, terminating: false },
-            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: wlName(ownerName, i * 10 + j), uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
-        })),
-    };
-}
-
-/**
- * The same creates with slices shaped as the controller's: a controller reference to their
- * Service (with blockOwnerDeletion, so the apiserver's OwnerReferencesPermissionEnforcement
- * checks it), a target reference per endpoint, all three conditions, a generated name and the
- * fieldManager. The apiserver takes these more slowly than the plain ones; the difference is
- * its work, not the controller's.
- */
-async function ownedSliceCreateRate(cluster: BenchCluster, ns: string, n: number): Promise<number> {
-    const owner = await cluster.admin.create<{ apiVersion: string; kind: string; metadata: { name: string; uid?: string }; spec: object }>(collectionPath(Services, ns), {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'owner' },
-        spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-    });
-    const slice = (i: number) => shapedSlice(ns, owner.metadata.name, owner.metadata.uid!, i);
-    await collectApiserverGarbage(cluster);
-    const started = performance.now();
-    await inParallel(
-        Array.from({ length: n }, (_, i) => i),
-        DEFAULT_CONCURRENT_SYNCS,
-        async (i) => void (await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' })),
-    );
-    return n / ((performance.now() - started) / 1000);
-}
-
 async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[], report: Report): Promise<void> {
     const started = performance.now();
     const workloads = await createClusterScaleObjects(cluster, ns, services);
     report.value(BENCHMARK, 'set-up: workloads and Services created', workloads, 'workloads', performance.now() - started, 'ms');
-}
-
-/**
- * The Services and their ExternalWorkloads (without status: not ready until a benchmark flips
- * them, half the set-up writes); hack/startup-timeline.ts builds the same. Returns the workloads made.
- */
-export async function createClusterScaleObjects(cluster: BenchCluster, ns: string, services: ServiceSpec[]): Promise<number> {
-    let n = 0;
-    const workloads = services.flatMap((svc) => Array.from({ length: svc.workloads }, (_, i) => ({ service: svc.name, name: wlName(svc.name, i), ip: ipOf(++n) })));
-    await inParallel(workloads, CONCURRENCY, async (w) => {
-        await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
-            apiVersion: 'workload.linkerd.io/v1beta1',
-            kind: 'ExternalWorkload',
-            metadata: { name: w.name, labels: { app: w.service } },
-            spec: {
-                meshTLS: { identity: `${w.name}.${ns}.serviceaccount.identity.linkerd.cluster.local`, serverName: w.name },
-                workloadIPs: [{ ip: w.ip }],
-                ports: [{ name: 'http', port: 8080 }],
-            },
-        });
-    });
-    await inParallel(services, CONCURRENCY, async (svc) => {
-        await cluster.admin.create(collectionPath(Services, ns), {
-            apiVersion: 'v1',
-            kind: 'Service',
-            metadata: { name: svc.name },
-            spec: { selector: { app: svc.name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-        });
-    });
-    return workloads.length;
 }
 
 /**
@@ -442,57 +322,6 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
     report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs: median ratio`, minimumWrites, 'slices', median(ratios), 'x', undefined, { min: Math.min(...ratios), max: Math.max(...ratios) });
 }
 
-interface PairSide {
-    ms: number;
-    spend: ApiserverSpend;
-}
-
-/**
- * One pair's baseline: `n` creates of slices shaped as ours, at the controller's concurrency, on
- * the apiserver as the controller's sync finds it. As before the controller's start, a full Go GC
- * first; then what any controller does before its first write and the apiserver pays for during
- * it: its informers' lists of the workloads and Services (their garbage is collected during the
- * writes) and a watch of its slices (each create is sent to it), plus the bench's own watch.
- * Without these the baseline's window held no GC cycle of the apiserver and the sync's one.
- */
-async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: string, scaleNs: string, n: number): Promise<PairSide & { rate: number }> {
-    const watches = new AbortController();
-    try {
-        await collectApiserverGarbage(cluster);
-        await listAsInformers(cluster, scaleNs);
-        for (let i = 0; i < 2; i++) {
-            const list = await cluster.admin.get<{ metadata: { resourceVersion: string } }>(collectionPath(EndpointSlices, ns), { limit: 1 });
-            void cluster.admin
-                .watch(collectionPath(EndpointSlices, ns), { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true }, watches.signal, () => undefined, () => undefined)
-                .catch(() => undefined);
-        }
-        await sleep(300); // the watches registered
-        const before = await apiserverSpend(cluster);
-        const started = performance.now();
-        await inParallel(
-            Array.from({ length: n }, (_, i) => i),
-            DEFAULT_CONCURRENT_SYNCS,
-            async (i) => void (await cluster.admin.create(collectionPath(EndpointSlices, ns), shapedSlice(ns, 'owner', ownerUid, i), { fieldManager: 'bench.mesh-endpoints.io' })),
-        );
-        const ms = performance.now() - started;
-        return { ms, rate: n / (ms / 1000), spend: spentSince(before, await apiserverSpend(cluster)) };
-    } finally {
-        watches.abort();
-        await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { timeoutMs: 120_000 });
-    }
-}
-
-/** Every ExternalWorkload and Service of `ns`, in pages of 500 as the controller's informers list them at start-up. */
-export async function listAsInformers(cluster: BenchCluster, ns: string): Promise<void> {
-    for (const path of [collectionPath(ExternalWorkloads, ns), collectionPath(Services, ns)]) {
-        let token: string | undefined;
-        do {
-            const page = await cluster.admin.get<{ metadata: { continue?: string } }>(path, { limit: 500, continue: token });
-            token = page.metadata.continue || undefined;
-        } while (token);
-    }
-}
-
 async function setReady(cluster: BenchCluster, ns: string, name: string, ready: boolean): Promise<number> {
     await cluster.admin.mergePatch(`${collectionPath(ExternalWorkloads, ns)}/${name}/status`, {
         status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
@@ -512,13 +341,13 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
         if (BIG_SERVICE_WORKLOADS > 0) services.push({ name: 'big', workloads: BIG_SERVICE_WORKLOADS });
         const totalWorkloads = services.reduce((n, s) => n + s.workloads, 0);
         const minimumWrites = services.reduce((n, s) => n + slicesFor(s.workloads), 0);
-        const { createRate: writeRate, ownedRate } = await apiserverWriteRate(cluster, report, minimumWrites);
+        const { createRate: writeRate, ownedRate } = await apiserverWriteRate(BENCHMARK, cluster, report, minimumWrites);
         const ns = await cluster.namespace('scale');
         const leaseNs = await cluster.namespace('lease');
         await setUp(cluster, ns, services, report);
         // Again with the workloads and Services present, as the controller finds the apiserver:
         // the service-mirror bench saw the apiserver slow down as it held more objects.
-        const present = await apiserverWriteRate(cluster, report, minimumWrites, ', objects present (just before the sync)');
+        const present = await apiserverWriteRate(BENCHMARK, cluster, report, minimumWrites, ', objects present (just before the sync)');
         const scale = `${SERVICES} Services x ${PER_SERVICE} + ${BURST_WORKLOADS}${BIG_SERVICE_WORKLOADS ? ` + ${BIG_SERVICE_WORKLOADS}` : ''}`;
 
         const watch = new EndpointWatch(cluster.admin, ns);

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { createClusterScaleObjects } from '../bench/cluster-scale.js';
+import { createClusterScaleObjects } from '../bench/cluster-scale-objects.js';
 import { statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster } from '../bench/local-cluster.js';
 import { collectionPath, EndpointSlices } from '../src/kube/resources.js';
