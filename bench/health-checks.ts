@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { collectionPath, ExternalWorkloads } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
-import { benchClusterName, startBenchCluster, type Cleanups } from './local-cluster.js';
+import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import type { Report } from './stats.js';
 
@@ -31,13 +31,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Addresses from 10/8, one per workload; never connected to. */
 const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 
-interface ProbeServers {
+export interface ProbeServers {
     ports: number[];
     requests(): number;
     close(): void;
 }
 
-async function startProbeServers(): Promise<ProbeServers> {
+export async function startProbeServers(): Promise<ProbeServers> {
     let requests = 0;
     const servers: Server[] = [];
     for (let i = 0; i < SERVERS; i++) {
@@ -55,7 +55,19 @@ async function startProbeServers(): Promise<ProbeServers> {
     };
 }
 
-interface Snapshot {
+/** `count` workloads in `ns`, each with an HTTP probe of one of the loopback servers (16 creates at a time). */
+export async function createProbedWorkloads(cluster: BenchCluster, ns: string, servers: ProbeServers, count: number): Promise<void> {
+    await inParallel([...Array(count).keys()], 16, async (i) => {
+        await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
+            apiVersion: 'workload.linkerd.io/v1beta1',
+            kind: 'ExternalWorkload',
+            metadata: { name: `vm-${String(i).padStart(5, '0')}`, labels: { app: 'probed' }, annotations: { 'mesh-endpoints.io/probe': `http:${servers.ports[i % SERVERS]}/ready` } },
+            spec: { meshTLS: { identity: `vm-${i}.${ns}.serviceaccount.identity.linkerd.cluster.local`, serverName: `vm-${i}` }, workloadIPs: [{ ip: ipOf(i + 1) }], ports: [{ name: 'http', port: 8080 }] },
+        } as never);
+    });
+}
+
+export interface Snapshot {
     at: number;
     cpuS: number;
     probes: number;
@@ -66,7 +78,7 @@ interface Snapshot {
     served: number;
 }
 
-async function snapshot(controller: ControllerProcess, servers: ProbeServers): Promise<Snapshot> {
+export async function snapshot(controller: ControllerProcess, servers: ProbeServers): Promise<Snapshot> {
     const { text } = await controller.get('/metrics');
     const m = (name: string, labels = '') => metricFrom(text, `${METRIC}${name}`, labels) || 0;
     return {
@@ -90,14 +102,7 @@ export async function runHealthChecksBenchmark(report: Report, cleanups: Cleanup
         const ns = await cluster.namespace('probed');
         const leaseNs = await cluster.namespace('lease');
         const createStarted = performance.now();
-        await inParallel([...Array(WORKLOADS).keys()], 16, async (i) => {
-            await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
-                apiVersion: 'workload.linkerd.io/v1beta1',
-                kind: 'ExternalWorkload',
-                metadata: { name: `vm-${String(i).padStart(5, '0')}`, labels: { app: 'probed' }, annotations: { 'mesh-endpoints.io/probe': `http:${servers.ports[i % SERVERS]}/ready` } },
-                spec: { meshTLS: { identity: `vm-${i}.${ns}.serviceaccount.identity.linkerd.cluster.local`, serverName: `vm-${i}` }, workloadIPs: [{ ip: ipOf(i + 1) }], ports: [{ name: 'http', port: 8080 }] },
-            } as never);
-        });
+        await createProbedWorkloads(cluster, ns, servers, WORKLOADS);
         report.value(BENCHMARK, 'set-up: ExternalWorkloads created (not the controller)', WORKLOADS, 'workloads', (performance.now() - createStarted) / 1000, 's');
 
         const flags = ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns, '--probe-address-override', '127.0.0.1'];
