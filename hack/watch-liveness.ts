@@ -2,7 +2,7 @@
 // apiserver the harness builds, with the defaults (Lease 15 s / 10 s / 2 s as the CLI's, request
 // timeout 8 s, inactivity limits 150 s, 75 s once a watch has had a bookmark). Not part of
 // `make test` (it waits minutes on purpose):
-//   npx tsx test/measure/watch-liveness.ts [quietSeconds=150]
+//   npx tsx hack/watch-liveness.ts [quietSeconds=150]
 // Two replicas, each with informers of ConfigMaps (one namespace, where a change elsewhere
 // moves the watch cache on: bookmarks come) and of Services (all namespaces, nothing changes:
 // none come), reach the apiserver through one TcpProxy; one holds a Lease (a Manager), the
@@ -12,14 +12,14 @@
 // 2. The proxy freezes (every connection, new ones too): how long until each watch is ended,
 //    and until a change made meanwhile is cached once the path is back.
 import { Registry } from 'prom-client';
-import { Informer } from '../../src/kube/informer.js';
-import { newLogger } from '../../src/kube/log.js';
-import { Manager } from '../../src/kube/manager.js';
-import { KubeRest, type Query, type RequestOpts } from '../../src/kube/rest.js';
-import { collectionPath, ConfigMaps, objectPath, Services } from '../../src/kube/resources.js';
-import type { KubeObject } from '../../src/kube/store.js';
-import { startLocalCluster } from '../../src/testing/harness.js';
-import { TcpProxy } from '../../src/testing/tcp-proxy.js';
+import { Informer } from '../src/kube/informer.js';
+import { newLogger } from '../src/kube/log.js';
+import { Manager } from '../src/kube/manager.js';
+import { KubeRest, type Query, type RequestOpts } from '../src/kube/rest.js';
+import { collectionPath, ConfigMaps, objectPath, Services } from '../src/kube/resources.js';
+import type { KubeObject } from '../src/kube/store.js';
+import { startLocalCluster } from '../src/testing/harness.js';
+import { TcpProxy } from '../src/testing/tcp-proxy.js';
 
 /** Counts every request and watch it sends, and when each watch received a bookmark. */
 class CountingRest extends KubeRest {
