@@ -25,12 +25,20 @@ import { TimeSlicer } from './yielding.js';
 export const BOOKMARK_PERIOD_MS = 60_000;
 
 /**
- * Silence that aborts a watch that has had no bookmark yet. Live, it may be quiet until the
- * apiserver ends it at its timeoutSeconds (measured: a quiet Services watch got its first
- * bookmark 120 s and 135 s after it started), so this limit may end a live one: a request, and
- * a failure told to `health` until its next bytes. Kept as it was; ending only dead ones would
- * need to know that the watch's response has begun (its headers, which KubeRest.watch does not
- * tell). The lease calls (requestsUnansweredSince) notice a dead local path far sooner.
+ * How long a watch may wait for its answer to begin (its headers). The apiserver answers at once
+ * when it has the watch, so a longer wait means the path or the server is dead: such a watch is
+ * ended and told to `health` as a failure far sooner than a quiet one may be (a remote cluster's
+ * watches have no lease calls to tell them: requestsUnansweredSince). Client-go's default request
+ * timeout is none; its HTTP/2 pings notice within 45 s.
+ */
+export const DEFAULT_OPEN_TIMEOUT_MS = 30_000;
+
+/**
+ * Silence that aborts an answered watch that has had no bookmark yet. Live, it may be quiet
+ * until the apiserver ends it at its timeoutSeconds (measured: a quiet Services watch got its
+ * first bookmark 120 s and 135 s after it started), so this limit may end a live one: a request,
+ * and a failure told to `health` until the next watch's answer begins. The lease calls
+ * (requestsUnansweredSince) notice a dead local path far sooner.
  */
 export const DEFAULT_INACTIVITY_MS = 150_000;
 
@@ -71,7 +79,9 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     resyncMs?: number;
     /** Server-side watch timeout; jittered by up to +25% so replicas don't reconnect in step. */
     watchTimeoutSeconds?: number;
-    /** Abort a watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
+    /** Abort a watch whose answer has not begun within this long (DEFAULT_OPEN_TIMEOUT_MS; never above inactivityMs). */
+    openTimeoutMs?: number;
+    /** Abort an answered watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
     inactivityMs?: number;
     /** ... and for this long once it has had one (DEFAULT_BOOKMARKED_INACTIVITY_MS; never above inactivityMs). */
     bookmarkedInactivityMs?: number;
@@ -438,7 +448,8 @@ export class Informer<T extends KubeObject> {
         this.abort = abort;
         const inactivityMs = this.opts.inactivityMs ?? DEFAULT_INACTIVITY_MS;
         const bookmarkedInactivityMs = Math.min(inactivityMs, this.opts.bookmarkedInactivityMs ?? DEFAULT_BOOKMARKED_INACTIVITY_MS);
-        let limitMs = inactivityMs;
+        let limitMs = Math.min(inactivityMs, this.opts.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS);
+        let answered = false;
         /** Why we ended the watch ourselves, if we did. */
         let endedBy: WatchRestart | 'inactivity' | undefined;
         const end = (why: WatchRestart | 'inactivity') => {
@@ -467,12 +478,16 @@ export class Informer<T extends KubeObject> {
                 (event) => {
                     if (event.type === 'BOOKMARK' && limitMs !== bookmarkedInactivityMs) {
                         limitMs = bookmarkedInactivityMs;
-                        touch(); // armed with the longer limit by this very chunk
+                        touch(); // armed with the bookmarked limit by this very chunk
                     }
                     this.handleEvent(event);
                 },
                 () => {
                     this.heardAt = performance.now();
+                    if (!answered) {
+                        answered = true;
+                        limitMs = inactivityMs;
+                    }
                     touch();
                     this.healthy();
                 },
@@ -486,7 +501,7 @@ export class Informer<T extends KubeObject> {
             }
             if (endedBy === 'inactivity') {
                 this.stats.inactivityAborts++;
-                throw new ApiError(0, 'Inactive', `watch received nothing for ${limitMs} ms`);
+                throw new ApiError(0, 'Inactive', answered ? `watch received nothing for ${limitMs} ms` : `watch got no answer within ${limitMs} ms`);
             }
             throw err;
         } finally {

@@ -326,8 +326,9 @@ export class KubeRest {
 
     /**
      * Opens a watch and hands every JSON line to onEvent. Resolves when the server ends
-     * the stream; rejects on a non-2xx answer or a transport error. `onData` fires on
-     * every chunk so the caller can run an inactivity timer.
+     * the stream; rejects on a non-2xx answer or a transport error. `onData` fires when the
+     * answer begins (its headers: the server has the watch) and on every chunk, so the caller
+     * can run an inactivity timer and tell a watch never answered from a quiet one.
      */
     async watch(
         path: string,
@@ -353,6 +354,7 @@ export class KubeRest {
     ): Promise<void> {
         const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
         if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
+        onData();
         let pending = '';
         try {
             for await (const chunk of res) {

@@ -230,6 +230,31 @@ describe('informer', () => {
         await cleanup();
     });
 
+    it('keeps a quiet watch the apiserver answered past its open timeout, and ends one never answered within it', async () => {
+        const ns = await cluster.namespace();
+        const health: (string | undefined)[] = [];
+        const { proxy, informer, cleanup } = await proxiedInformer(ns, { openTimeoutMs: 500, inactivityMs: 60_000, health: (error) => health.push(error) });
+        try {
+            informer.start();
+            await informer.synced;
+            // Nothing changes in the namespace: the watch is answered, then silent.
+            await new Promise((r) => setTimeout(r, 2_500));
+            assert.equal(informer.stats.inactivityAborts, 0);
+            assert.equal(informer.stats.watches, 1);
+            // The path dies: the next watch's answer never begins.
+            proxy.freeze(true);
+            proxy.cutAll();
+            await eventually('a watch ended for want of an answer', () => health.some((e) => e?.includes('no answer')));
+            assert.ok(informer.stats.inactivityAborts >= 1);
+            proxy.freeze(false);
+            await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('after'));
+            await eventually('the cache caught up', () => informer.store.get(ns, 'after') !== undefined);
+            await eventually('health told again', () => health[health.length - 1] === undefined);
+        } finally {
+            await cleanup();
+        }
+    });
+
     it('restarts a watch that stays silent after a write found the server ahead (409), long before its inactivity timer', async () => {
         const ns = await cluster.namespace();
         await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('a'));
