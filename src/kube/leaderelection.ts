@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ApiError, isConflict, isNotFound, type KubeRest } from './rest.js';
+import { isConflict, isNotFound, isUnanswered, type KubeRest } from './rest.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
 import { microTime } from './time.js';
 
@@ -74,9 +74,6 @@ export class UnansweredRun {
         return startedAt;
     }
 }
-
-/** No status came back: the request or its answer was lost on the way (or the apiserver hangs). */
-const unanswered = (err: unknown) => err instanceof ApiError && err.code === 0;
 
 export function defaultIdentity(): string {
     return `${hostname()}_${randomBytes(4).toString('hex')}`;
@@ -172,7 +169,7 @@ export class LeaderElector {
             const ok = await this.tryAcquireOrRenew(round.signal)
                 .catch((err: Error) => {
                     if (!this.stopped) this.log('warn', 'lease request failed', { error: err.message });
-                    answered = !unanswered(err);
+                    answered = !isUnanswered(err);
                     return false;
                 })
                 .finally(() => clearTimeout(timer));

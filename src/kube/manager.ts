@@ -107,7 +107,7 @@ export class Manager {
                 // carried, watches included (Informer.requestsUnansweredSince). Lease calls have a
                 // client of their own, but it reaches the same apiserver as the informers.
                 onUnanswered: (since) => {
-                    for (const informer of new Set(this.runnables.flatMap((r) => r.informers))) informer.requestsUnansweredSince(since);
+                    for (const informer of this.informers()) informer.requestsUnansweredSince(since);
                 },
             });
         }
@@ -128,12 +128,17 @@ export class Manager {
         return this.notReady() === undefined;
     }
 
+    /** Every informer of the runnables, once each (controllers may share one). */
+    private informers(): Set<Informer<KubeObject>> {
+        return new Set(this.runnables.flatMap((r) => r.informers));
+    }
+
     /** Why /readyz fails: the caches not yet synced, and what keeps them (a missing CRD); a service not serving. */
     notReady(): string | undefined {
         const services = this.services.filter((s) => !s.ready()).map((s) => `${s.name} not serving`);
-        const waiting = new Set(this.runnables.flatMap((r) => r.informers).filter((i) => !i.hasSynced()));
-        if (waiting.size === 0) return services.length > 0 ? services.join('; ') : undefined;
-        const problems = [...new Set([...waiting].flatMap((i) => i.problem() ?? []))];
+        const waiting = [...this.informers()].filter((i) => !i.hasSynced());
+        if (waiting.length === 0) return services.length > 0 ? services.join('; ') : undefined;
+        const problems = [...new Set(waiting.flatMap((i) => i.problem() ?? []))];
         return [problems.length > 0 ? `caches not synced: ${problems.join('; ')}` : 'caches not synced', ...services].join('; ');
     }
 
@@ -143,7 +148,7 @@ export class Manager {
             this.opts.logger.info({ address }, 'admin endpoint listening');
         }
         await Promise.all(this.services.map((s) => s.start()));
-        const informers = new Set(this.runnables.flatMap((r) => r.informers));
+        const informers = this.informers();
         for (const informer of informers) informer.start();
         // The Lease is sought while the caches fill (kube-controller-manager holds its Lease before it
         // even starts its informers; controller-runtime waits for its caches first): its

@@ -54,6 +54,8 @@ export const isNotFound = (err: unknown) => err instanceof ApiError && err.code 
 export const isConflict = (err: unknown) => err instanceof ApiError && err.code === 409;
 export const isAlreadyExists = (err: unknown) => err instanceof ApiError && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown) => err instanceof ApiError && (err.code === 410 || err.reason === 'Expired');
+/** No status came back: the request or its answer was lost on the way, or the apiserver hangs (a timeout, a reset). */
+export const isUnanswered = (err: unknown) => err instanceof ApiError && err.code === 0;
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
