@@ -55,11 +55,15 @@ export class ControllerProcess {
      * client-side request limit where the build has one: the figures are the controller's,
      * not the cap's. Resolves once it prints its admin endpoint (the CLI does once its caches synced).
      */
-    static async start(entry: string, command: string, args: string[], cleanups: Cleanups, listenTimeoutMs = 60_000): Promise<ControllerProcess> {
+    /**
+     * `nodeArgs`: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR), after
+     * its own; BENCH_CONTROLLER_NODE_ARGS when not given.
+     */
+    static async start(entry: string, command: string, args: string[], cleanups: Cleanups, opts: { listenTimeoutMs?: number; nodeArgs?: string } = {}): Promise<ControllerProcess> {
+        const listenTimeoutMs = opts.listenTimeoutMs ?? 60_000;
         const help = spawnSync(process.execPath, [entry, command, '--help'], { encoding: 'utf8' }).stdout;
         const uncapped = help.includes('--kube-api-qps') ? ['--kube-api-qps', '0'] : [];
-        // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR), after its own.
-        const nodeArgs = [...nodeFlagsOf(entry), ...(process.env.BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+        const nodeArgs = [...nodeFlagsOf(entry), ...(opts.nodeArgs ?? process.env.BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
         const nice = process.env.BENCH_CONTROLLER_NICE;
         const [program, ...programArgs] = [...(nice ? ['nice', '-n', nice] : []), process.execPath, ...nodeArgs];
         const startedAt = performance.now();

@@ -85,7 +85,7 @@ async function measureStep(cluster: BenchCluster, entry: string, ns: string, lea
     const slices = workloads / PER_SERVICE;
     // The CLI prints its admin address once its caches synced: listing 50 000 workloads took over a minute at load 25.
     const args = ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns];
-    const controller = await ControllerProcess.start(entry, 'external-workloads', args, cleanups, 15 * 60_000);
+    const controller = await ControllerProcess.start(entry, 'external-workloads', args, cleanups, { listenTimeoutMs: 15 * 60_000 });
     try {
         for (;;) {
             const metrics = (await controller.get('/metrics')).text;

@@ -37,15 +37,7 @@ async function main(): Promise<void> {
         const leaseNs = await cluster.namespace('lease');
         await createProbedWorkloads(cluster, ns, servers, WORKLOADS);
         const flags = ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns, '--probe-address-override', '127.0.0.1'];
-        const start = (entry: string, nodeArgs: string) => {
-            const previous = process.env.BENCH_CONTROLLER_NODE_ARGS;
-            process.env.BENCH_CONTROLLER_NODE_ARGS = nodeArgs;
-            try {
-                return ControllerProcess.start(entry, 'external-workloads', flags, cleanups, 120_000);
-            } finally {
-                process.env.BENCH_CONTROLLER_NODE_ARGS = previous;
-            }
-        };
+        const start = (entry: string, nodeArgs: string) => ControllerProcess.start(entry, 'external-workloads', flags, cleanups, { listenTimeoutMs: 120_000, nodeArgs });
         // The first term once: every Ready condition written, so that each run below is steady state.
         const first = await start(entries[0]!, '');
         for (let s = await snapshot(first, servers); s.writes < WORKLOADS; s = await snapshot(first, servers)) await sleep(1000);

@@ -176,10 +176,7 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
     const abort = new AbortController();
     const watch = await watchSlices(cluster, ns, minimumSlices, abort.signal);
     const apiSeconds0 = await createSeconds(cluster);
-    const previousArgs = process.env.BENCH_CONTROLLER_NODE_ARGS;
-    process.env.BENCH_CONTROLLER_NODE_ARGS = nodeArgs;
-    const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
-    process.env.BENCH_CONTROLLER_NODE_ARGS = previousArgs;
+    const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups, { nodeArgs });
     const pid = controller.child.pid!;
     try {
         while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
