@@ -96,8 +96,8 @@ try {
     const all = replicas.flatMap((r) => r.informers.map((informer, i) => ({ name: named(r, i), informer, r, endedAfter: 0 })));
     while (all.some((w) => w.endedAfter === 0) && performance.now() - frozenAt < 200_000) {
         for (const w of all) {
-            const { unansweredRestarts, inactivityAborts } = w.informer.stats;
-            if (!w.endedAfter && unansweredRestarts + inactivityAborts > 0) w.endedAfter = performance.now() - frozenAt;
+            const { unansweredRestarts, quietRestarts, inactivityAborts } = w.informer.stats;
+            if (!w.endedAfter && unansweredRestarts + quietRestarts + inactivityAborts > 0) w.endedAfter = performance.now() - frozenAt;
         }
         await sleep(50);
     }

@@ -1,8 +1,8 @@
 // An informer that survives faults: list, then watch from the list's resourceVersion
 // with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
-// every other error; three ways to notice a silently dead watch (inactivity limits set by the
-// apiserver's bookmarks, behindServer and requestsUnansweredSince), each restarting it from its
-// resourceVersion; an optional periodic resync (in memory: every cached object re-delivered
+// every other error; ways to notice a silently dead watch (an open timeout, inactivity limits
+// set by the apiserver's bookmarks, behindServer and requestsUnansweredSince), each restarting it
+// from its resourceVersion; an optional periodic resync (in memory: every cached object re-delivered
 // as an update, so work that was lost comes back; a sync with nothing to change writes
 // nothing). A custom resource whose CRD is not installed is reported as such (which CRD, how
 // to install it) and polled for until it appears. It owns the cache of one resource type and
@@ -34,11 +34,12 @@ export const BOOKMARK_PERIOD_MS = 60_000;
 export const DEFAULT_OPEN_TIMEOUT_MS = 30_000;
 
 /**
- * Silence that aborts an answered watch that has had no bookmark yet. Live, it may be quiet
- * until the apiserver ends it at its timeoutSeconds (measured: a quiet Services watch got its
- * first bookmark 120 s and 135 s after it started), so this limit may end a live one: a request,
- * and a failure told to `health` until the next watch's answer begins. The lease calls
- * (requestsUnansweredSince) notice a dead local path far sooner.
+ * Silence after which an answered watch that has had no bookmark yet is restarted. Live, it may
+ * be quiet until the apiserver ends it at its timeoutSeconds (measured: a quiet Services watch
+ * got its first bookmark 120 s and 135 s after it started; a resource nothing changes in may get
+ * none for 10 min), so the restart is silent, like the server ending the watch: nothing is told to
+ * `health`. A dead path shows in the next watch, whose answer never begins (openTimeoutMs); the
+ * lease calls (requestsUnansweredSince) notice a dead local path far sooner.
  */
 export const DEFAULT_INACTIVITY_MS = 150_000;
 
@@ -81,7 +82,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     watchTimeoutSeconds?: number;
     /** Abort a watch whose answer has not begun within this long (DEFAULT_OPEN_TIMEOUT_MS; never above inactivityMs). */
     openTimeoutMs?: number;
-    /** Abort an answered watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
+    /** Restart an answered watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
     inactivityMs?: number;
     /** ... and for this long once it has had one (DEFAULT_BOOKMARKED_INACTIVITY_MS; never above inactivityMs). */
     bookmarkedInactivityMs?: number;
@@ -111,12 +112,14 @@ export interface InformerStats {
     staleWatchRestarts: number;
     /** Watches restarted because they were silent while requests to the apiserver went unanswered (requestsUnansweredSince). */
     unansweredRestarts: number;
+    /** Answered watches with no bookmark yet restarted after inactivityMs of silence (DEFAULT_INACTIVITY_MS). */
+    quietRestarts: number;
     /** Updates cached without notifying the handlers (InformerOptions.unchanged). */
     unchanged: number;
 }
 
-/** Why a live-looking watch was ended for a fresh one: behindServer or requestsUnansweredSince. */
-type WatchRestart = 'stale' | 'unanswered';
+/** Why a live-looking watch was ended for a fresh one: behindServer, requestsUnansweredSince, or silence before any bookmark. */
+type WatchRestart = 'stale' | 'unanswered' | 'quiet';
 
 interface ListResponse<T> {
     metadata: { resourceVersion: string; continue?: string };
@@ -125,7 +128,7 @@ interface ListResponse<T> {
 
 export class Informer<T extends KubeObject> {
     readonly store = new ObjectStore<T>();
-    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, staleWatchRestarts: 0, unansweredRestarts: 0, unchanged: 0 };
+    readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0, inactivityAborts: 0, staleWatchRestarts: 0, unansweredRestarts: 0, quietRestarts: 0, unchanged: 0 };
     private readonly handlers: InformerHandlers<T>[] = [];
     private resourceVersion = '';
     private running = false;
@@ -450,6 +453,7 @@ export class Informer<T extends KubeObject> {
         const bookmarkedInactivityMs = Math.min(inactivityMs, this.opts.bookmarkedInactivityMs ?? DEFAULT_BOOKMARKED_INACTIVITY_MS);
         let limitMs = Math.min(inactivityMs, this.opts.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS);
         let answered = false;
+        let bookmarked = false;
         /** Why we ended the watch ourselves, if we did. */
         let endedBy: WatchRestart | 'inactivity' | undefined;
         const end = (why: WatchRestart | 'inactivity') => {
@@ -461,7 +465,7 @@ export class Informer<T extends KubeObject> {
         let timer: NodeJS.Timeout | undefined;
         const touch = () => {
             clearTimeout(timer);
-            timer = setTimeout(() => end('inactivity'), limitMs);
+            timer = setTimeout(() => end(answered && !bookmarked ? 'quiet' : 'inactivity'), limitMs);
         };
         const timeout = this.opts.watchTimeoutSeconds ?? 300;
         touch();
@@ -476,7 +480,8 @@ export class Informer<T extends KubeObject> {
                 },
                 abort.signal,
                 (event) => {
-                    if (event.type === 'BOOKMARK' && limitMs !== bookmarkedInactivityMs) {
+                    if (event.type === 'BOOKMARK' && !bookmarked) {
+                        bookmarked = true;
                         limitMs = bookmarkedInactivityMs;
                         touch(); // armed with the bookmarked limit by this very chunk
                     }
@@ -493,10 +498,11 @@ export class Informer<T extends KubeObject> {
                 },
             );
         } catch (err) {
-            if ((endedBy === 'stale' || endedBy === 'unanswered') && this.running) {
+            if (endedBy !== undefined && endedBy !== 'inactivity' && this.running) {
                 // Ends like a watch the server closed: the next one resumes from resourceVersion.
                 if (endedBy === 'stale') this.stats.staleWatchRestarts++;
-                else this.stats.unansweredRestarts++;
+                else if (endedBy === 'unanswered') this.stats.unansweredRestarts++;
+                else this.stats.quietRestarts++;
                 return;
             }
             if (endedBy === 'inactivity') {

@@ -222,12 +222,33 @@ describe('informer', () => {
         await informer.synced;
         proxy.freeze(true);
         await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('while-frozen'));
+        // Answered before the freeze, the silent watch is restarted quietly; the next one (or
+        // one not yet answered) is never answered, and ended.
         await eventually('the inactivity abort', () => informer.stats.inactivityAborts >= 1);
         proxy.freeze(false);
         proxy.cutAll(); // the frozen sockets are dead for good
         await converged(informer, ns);
         assert.ok(informer.store.get(ns, 'while-frozen'));
         await cleanup();
+    });
+
+    it('restarts a quiet answered watch that had no bookmark without telling health a failure', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('a'));
+        const health: (string | undefined)[] = [];
+        const { informer, cleanup } = await proxiedInformer(ns, { inactivityMs: 1500, health: (error) => health.push(error) });
+        try {
+            informer.start();
+            await informer.synced;
+            // Nothing changes in the namespace: each watch is answered, then silent past its limit.
+            await eventually('two quiet restarts', () => informer.stats.quietRestarts >= 2);
+            assert.deepEqual(health, [], 'a quiet live watch is not a failure');
+            assert.deepEqual([informer.stats.inactivityAborts, informer.stats.errors, informer.stats.lists], [0, 0, 1], JSON.stringify(informer.stats));
+            await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('b'));
+            await eventually('the restarted watch delivers', () => informer.store.get(ns, 'b') !== undefined);
+        } finally {
+            await cleanup();
+        }
     });
 
     it('keeps a quiet watch the apiserver answered past its open timeout, and ends one never answered within it', async () => {
