@@ -12,7 +12,8 @@
 //   SYNC_COST_NODE_ARGS="--cpu-prof"                 node flags of the measured processes (after the bundle's --max-semi-space-size=8)
 //
 // Prints per run and tree the CPU ms per write of the main thread and of the whole process
-// (V8's compiler and GC threads included) from the first sync to the last echo, then medians.
+// (V8's compiler and GC threads included) from the first sync to the last echo, then medians and
+// each tree's median ratio to the first, run by run.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -74,7 +75,9 @@ async function drive(): Promise<void> {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     for (const [i, tree] of trees.entries()) {
-        console.log(`median of ${runs}, ${tree}: main ${median(results[i]!.map((r) => r.main)).toFixed(3)}, whole process ${median(results[i]!.map((r) => r.total)).toFixed(3)} ms per write`);
+        // Identical runs differ by a third under load: each run's ratio to the first tree's run beside it is steadier.
+        const ratios = i === 0 ? '' : `; median ratio to the first tree, run by run: main ${median(results[i]!.map((r, run) => r.main / results[0]![run]!.main)).toFixed(3)}, whole process ${median(results[i]!.map((r, run) => r.total / results[0]![run]!.total)).toFixed(3)}`;
+        console.log(`median of ${runs}, ${tree}: main ${median(results[i]!.map((r) => r.main)).toFixed(3)}, whole process ${median(results[i]!.map((r) => r.total)).toFixed(3)} ms per write${ratios}`);
     }
 }
 

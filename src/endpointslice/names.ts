@@ -37,10 +37,13 @@ export function isUsableGenerateName(prefix: string): boolean {
 
 /** IsQualifiedName (content.IsLabelKey): [subdomain prefix "/"] name of at most 63 characters. */
 export function isQualifiedName(value: string): boolean {
-    const parts = value.split('/');
-    if (parts.length > 2) return false;
-    const name = parts[parts.length - 1] ?? '';
-    if (parts.length === 2 && !isDNS1123Subdomain(parts[0] ?? '')) return false;
+    // indexOf, not split: every label key of every slice written is checked.
+    const slash = value.indexOf('/');
+    let name = value;
+    if (slash >= 0) {
+        if (value.indexOf('/', slash + 1) >= 0 || !isDNS1123Subdomain(value.slice(0, slash))) return false;
+        name = value.slice(slash + 1);
+    }
     return name.length <= 63 && LABEL_KEY_NAME.test(name);
 }
 

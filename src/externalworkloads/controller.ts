@@ -202,7 +202,7 @@ export class ExternalWorkloadsController implements Runnable {
             const slicer = new TimeSlicer();
             const { workloads, malformed } = await this.selectedWorkloads(service, slicer);
             const desired = await runSliced(desiredGroupsSteps(service, workloads), slicer);
-            this.reportProblems([...malformed, ...desired.problems]);
+            if (malformed.length > 0 || desired.problems.length > 0) this.reportProblems([...malformed, ...desired.problems]);
             const { plan, writes } = await this.slices.converge(owner, (existing) =>
                 desired.selected
                     ? runSliced(
@@ -224,7 +224,8 @@ export class ExternalWorkloadsController implements Runnable {
             const endpoints = desired.selected ? desired.groups.reduce((n, g) => n + g.endpoints.length, 0) : 0;
             this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, endpoints);
             this.metrics.syncs.inc({ result: 'success' });
-            if (writes > 0) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
+            // Asked first: the fields would be built for every write of a sync at pino's default level too.
+            if (writes > 0 && this.log.isLevelEnabled('debug')) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
         } catch (err) {
             // Not the leader: retried, in case the late renew succeeds; a lost term discards the queue.
             this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : err instanceof NotLeaderError ? 'not_leader' : 'error' });

@@ -52,7 +52,7 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Comp
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.
         for (const problem of workload.addressProblems) problems.push(problemOf(workload, problem));
-        if (!addressTypes.some((type) => workload.addresses[type] !== undefined)) continue;
+        if (!hasAddressOf(workload, addressTypes)) continue;
 
         const resolved = portsOf(workload);
         for (const problem of resolved.problems) problems.push(problemOf(workload, problem));
@@ -62,7 +62,7 @@ export function* desiredGroupsSteps(service: V1Service, workloads: readonly Comp
         for (const addressType of addressTypes) {
             const address = workload.addresses[addressType];
             if (address === undefined) continue;
-            const groupKey = `${addressType} ${resolved.key}`;
+            const groupKey = (resolved.groupKeys[addressType] ??= `${addressType} ${resolved.key}`);
             let group = groups.get(groupKey);
             if (!group) {
                 // Each group owns its port objects: the reconciler may sort or copy them.
@@ -85,7 +85,15 @@ interface PortsForWorkload {
     ports: DiscoveryV1EndpointPort[];
     /** portMapKey of the ports: which slice group the workload's endpoints go to. */
     key: string;
+    /** The groups' keys by address type, made once per port list rather than per workload. */
+    groupKeys: Partial<Record<AddressType, string>>;
     problems: ProblemDetail[];
+}
+
+/** A loop, not addressTypes.some(closure): this runs for every selected workload. */
+function hasAddressOf(workload: CompactWorkload, addressTypes: readonly AddressType[]): boolean {
+    for (const type of addressTypes) if (workload.addresses[type] !== undefined) return true;
+    return false;
 }
 
 /**
@@ -101,7 +109,7 @@ function portResolver(service: V1Service): (workload: CompactWorkload) => PortsF
             reason: 'MissingNamedPort' as const,
             message: `Service ${serviceName(service)} port ${m.servicePort} targets the port named "${m.targetPort}" (${m.protocol}), which the workload does not declare; the workload is published without that port`,
         }));
-        return { ports, key: portMapKey(ports), problems };
+        return { ports, key: portMapKey(ports), groupKeys: {}, problems };
     };
     if (!targetsNamedPorts(service)) {
         let same: PortsForWorkload | undefined;

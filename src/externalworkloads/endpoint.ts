@@ -9,16 +9,16 @@ import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type ProblemDetail } from './types
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
+/** hostnameFor of every workload of a Service that is not headless: one object for all. */
+const NO_HOSTNAME = Object.freeze({});
+
 /**
  * A headless Service names each endpoint after its workload. A workload name the slice
  * cannot hold as a hostname (dots, over 63 characters) would make the apiserver reject the
  * whole slice, so the endpoint is published without a hostname and the problem reported.
  */
-export function hostnameFor(
-    service: V1Service,
-    workload: CompactWorkload,
-): { hostname?: string; problem?: ProblemDetail } {
-    if (!isHeadless(service)) return {};
+export function hostnameFor(service: V1Service, workload: CompactWorkload): Readonly<{ hostname?: string; problem?: ProblemDetail }> {
+    if (!isHeadless(service)) return NO_HOSTNAME;
     const name = workload.metadata.name;
     if (isDNS1123Label(name)) return { hostname: name };
     return {

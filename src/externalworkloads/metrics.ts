@@ -64,13 +64,20 @@ export class ExternalWorkloadsMetrics {
             labelNames: ['resource'],
             registers,
         });
-        this.slicesActual = new Gauge({ name: `${prefix}num_endpoint_slices`, help: 'EndpointSlices we manage', registers });
-        this.slicesDesired = new Gauge({
-            name: `${prefix}desired_endpoint_slices`,
-            help: 'EndpointSlices needed with perfect packing',
-            registers,
-        });
-        this.endpointsDesired = new Gauge({ name: `${prefix}endpoints_desired`, help: 'Endpoints we publish', registers });
+        // Read from the totals when scraped, not set at every sync (three label hashes per sync).
+        const totals = this.totals;
+        const gauge = (name: string, help: string, read: () => number) =>
+            new Gauge({
+                name: `${prefix}${name}`,
+                help,
+                registers,
+                collect() {
+                    this.set(read());
+                },
+            });
+        this.slicesActual = gauge('num_endpoint_slices', 'EndpointSlices we manage', () => totals.actual);
+        this.slicesDesired = gauge('desired_endpoint_slices', 'EndpointSlices needed with perfect packing', () => totals.desired);
+        this.endpointsDesired = gauge('endpoints_desired', 'Endpoints we publish', () => totals.endpoints);
         for (const result of ['success', 'stale', 'not_leader', 'error']) this.syncs.inc({ result }, 0);
         for (const operation of ['create', 'update', 'delete']) this.changes.inc({ operation }, 0);
     }
@@ -82,8 +89,5 @@ export class ExternalWorkloadsMetrics {
         this.totals.endpoints += endpoints - before.endpoints;
         if (actual === 0 && desired === 0) this.perService.delete(key);
         else this.perService.set(key, { actual, desired, endpoints });
-        this.slicesActual.set(this.totals.actual);
-        this.slicesDesired.set(this.totals.desired);
-        this.endpointsDesired.set(this.totals.endpoints);
     }
 }

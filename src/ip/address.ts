@@ -156,16 +156,19 @@ export function usableEndpointIP(text: string): EndpointIP {
     return { usable: true, ...ip };
 }
 
+/** What sliceAddressProblems returns for an accepted address: one array for all of them. */
+const ACCEPTED: readonly string[] = Object.freeze([]);
+
 /**
  * Exactly what the apiserver says of one address of a slice of this type (validateEndpoints'
  * IPv4 and IPv6 branches, strict): empty when it accepts it. The writer's last check.
  */
-export function sliceAddressProblems(address: string, addressType: AddressType): string[] {
+export function sliceAddressProblems(address: string, addressType: AddressType): readonly string[] {
     const v4 = addressType === 'IPv4' && typeof address === 'string' ? canonicalIPv4Bytes(address) : undefined;
     if (v4 !== undefined) {
         // Canonical IPv4 in an IPv4 slice, the common case: only ValidateEndpointIP is left to ask.
         const refusal = apiserverRefusal({ family: 'IPv4', address }, v4);
-        return refusal === undefined ? [] : [`${JSON.stringify(address)} may not be ${DESCRIPTION[refusal]}`];
+        return refusal === undefined ? ACCEPTED : [`${JSON.stringify(address)} may not be ${DESCRIPTION[refusal]}`];
     }
     const parsed = parseIP(address);
     if (!parsed.ok) return [`${JSON.stringify(address)} ${parsed.why}`];
