@@ -6,7 +6,7 @@
 // slice informer (parsed from JSON, as a watch delivers it). No apiserver and no HTTP: what is
 // left is the part of the main thread's time per write that is ours (docs/benchmarks.md, "Our
 // code per write"). Every tree is bundled as dist/ is (esbuild, minified) and the trees'
-// fresh processes alternate, so each pair sees the same load.
+// fresh processes alternate (ABBA), so each pair sees the same load.
 //
 //   npx tsx hack/sync-cost.ts [RUNS] [TREE ...]     (default: 5 runs of this tree)
 //   SYNC_COST_NODE_ARGS="--cpu-prof"                 node flags of the measured processes (after the bundle's --max-semi-space-size=8)
@@ -64,7 +64,11 @@ async function drive(): Promise<void> {
     const nodeArgs = ['--max-semi-space-size=8', ...(process.env.SYNC_COST_NODE_ARGS ?? '').split(' ').filter(Boolean)];
     const results: { main: number; total: number }[][] = trees.map(() => []);
     for (let run = 0; run < runs; run++) {
-        for (const [i, tree] of trees.entries()) {
+        // Every other run in reverse order: what runs second in a pair should not always be the same tree.
+        const order = [...trees.keys()];
+        if (run % 2 === 1) order.reverse();
+        for (const i of order) {
+            const tree = trees[i]!;
             const output = execFileSync(process.execPath, [...nodeArgs, bundles[i]!], { env: { ...process.env, SYNC_COST_CHILD: '1' }, encoding: 'utf8' });
             const r = JSON.parse(output.trim().split('\n').pop()!) as { writes: number; mainMs: number; totalMs: number; wallMs: number };
             const main = r.mainMs / r.writes;

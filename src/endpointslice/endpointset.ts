@@ -120,8 +120,11 @@ export class EndpointSet {
         return held;
     }
 
-    /** In identity-key order, so whatever is built from the set does not depend on input order. */
+    /**
+     * In identity-key order, so whatever is built from the set does not depend on input order. The
+     * keys sorted as strings (code-unit order, without a comparator called back per pair), then looked up.
+     */
     sorted(): V1Endpoint[] {
-        return [...this.byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e);
+        return [...this.byKey.keys()].sort().map((key) => this.byKey.get(key)!);
     }
 }

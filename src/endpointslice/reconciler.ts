@@ -58,7 +58,8 @@ function* portGroups(input: ReconcileInput, existing: V1EndpointSlice[], support
         }
         group.existing.push(slice);
     }
-    return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    // Most Services have one group: nothing to order.
+    return groups.size < 2 ? groups : new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /**
@@ -68,6 +69,7 @@ function* portGroups(input: ReconcileInput, existing: V1EndpointSlice[], support
  * immutable, hence the match on it.
  */
 function recycle(plan: Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>, owner: SliceOwner, meta: SliceMeta): void {
+    if (plan.deletes.length === 0) return;
     for (let c = plan.creates.length - 1; c >= 0; c--) {
         const create = plan.creates[c]!;
         const d = plan.deletes.findIndex((s) => s.addressType === create.addressType && ownedBy(s, owner));

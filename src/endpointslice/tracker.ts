@@ -32,7 +32,8 @@ function generationOf(slice: SliceMetadata): number {
 }
 
 function controllerUid(slice: SliceMetadata): string | undefined {
-    return slice.metadata?.ownerReferences?.find((ref) => ref.controller)?.uid;
+    for (const ref of slice.metadata?.ownerReferences ?? []) if (ref.controller) return ref.uid;
+    return undefined;
 }
 
 export class SliceTracker {
