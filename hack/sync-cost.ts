@@ -9,7 +9,8 @@
 // fresh processes alternate (ABBA), so each pair sees the same load.
 //
 //   npx tsx hack/sync-cost.ts [RUNS] [TREE ...]     (default: 5 runs of this tree)
-//   SYNC_COST_NODE_ARGS="--cpu-prof"                 node flags of the measured processes (after the bundle's --max-semi-space-size=8)
+//   SYNC_COST_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"   node flags of the measured processes (after the bundle's
+//       --max-semi-space-size=8); a run's window (µs, monotonic) minus the profile's startTime gives --from/--to
 //
 // Prints per run and tree the CPU ms per write of the main thread and of the whole process
 // (V8's compiler and GC threads included) from the first sync to the last echo, then medians and
@@ -70,11 +71,11 @@ async function drive(): Promise<void> {
         for (const i of order) {
             const tree = trees[i]!;
             const output = execFileSync(process.execPath, [...nodeArgs, bundles[i]!], { env: { ...process.env, SYNC_COST_CHILD: '1' }, encoding: 'utf8' });
-            const r = JSON.parse(output.trim().split('\n').pop()!) as { writes: number; mainMs: number; totalMs: number; wallMs: number };
+            const r = JSON.parse(output.trim().split('\n').pop()!) as { writes: number; mainMs: number; totalMs: number; wallMs: number; windowUs: [number, number] };
             const main = r.mainMs / r.writes;
             const total = r.totalMs / r.writes;
             results[i]!.push({ main, total });
-            console.log(`run ${run} ${tree}: ${r.writes} writes, CPU ms per write: main ${main.toFixed(3)}, whole process ${total.toFixed(3)}; wall ${r.wallMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}`);
+            console.log(`run ${run} ${tree}: ${r.writes} writes, CPU ms per write: main ${main.toFixed(3)}, whole process ${total.toFixed(3)}; wall ${r.wallMs.toFixed(0)} ms; load ${loadavg()[0]!.toFixed(1)}; window ${r.windowUs.join('-')} µs`);
         }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -104,7 +105,9 @@ async function measure(): Promise<void> {
             const n = ++created;
             const slice = body as { metadata: Record<string, unknown> & { generateName: string } };
             const metadata = { ...slice.metadata, name: `${slice.metadata.generateName}${n.toString(36).padStart(5, '0')}`, uid: `uid-${n}`, resourceVersion: String(10_000 + n), generation: 1, creationTimestamp: '2026-12-01T00:00:00Z' };
-            const served = JSON.stringify({ type: 'ADDED', object: { ...slice, metadata } });
+            // As served: with the write's managed fields (a short stand-in), which the informer drops.
+            const managedFields = [{ manager: 'external-workloads.mesh-endpoints.io', operation: 'Update', apiVersion: 'discovery.k8s.io/v1', time: '2026-12-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:addressType': {}, 'f:endpoints': {}, 'f:ports': {} } }];
+            const served = JSON.stringify({ type: 'ADDED', object: { ...slice, metadata: { ...metadata, managedFields } } });
             setImmediate(() => {
                 informerOf(controller!.slices.informer).handleEvent(JSON.parse(served));
                 echoed++;
@@ -169,16 +172,17 @@ async function measure(): Promise<void> {
         return (user + system) / 1000;
     };
     await turn();
-    const [main0, total0, wall0] = [mainTicks(), cpuMs(), performance.now()];
+    const [main0, total0, wall0, started] = [mainTicks(), cpuMs(), performance.now(), process.hrtime.bigint() / 1000n];
     controller.startLeading();
     while (echoed < want) await new Promise((r) => setTimeout(r, 2));
-    const [main1, total1, wall1] = [mainTicks(), cpuMs(), performance.now()];
+    const [main1, total1, wall1, ended] = [mainTicks(), cpuMs(), performance.now(), process.hrtime.bigint() / 1000n];
     await controller.stopLeading();
     if (created !== want) throw new Error(`${created} creates, ${want} expected`);
     // One sync per Service: the echoes of our creates must queue none.
     const syncs = (await controller.metrics.syncs.get()).values.reduce((n, v) => n + v.value, 0);
     if (syncs !== services.length) throw new Error(`${syncs} syncs of ${services.length} Services`);
     // Clock ticks of 10 ms: a run of 1 010 writes is some hundreds of ms.
-    console.log(JSON.stringify({ writes: created, mainMs: (main1 - main0) * 10, totalMs: total1 - total0, wallMs: wall1 - wall0 }));
+    // The window on the monotonic clock in µs, as a --cpu-prof profile's startTime: --from/--to of hack/cpuprofile-summary.ts.
+    console.log(JSON.stringify({ writes: created, mainMs: (main1 - main0) * 10, totalMs: total1 - total0, wallMs: wall1 - wall0, windowUs: [Number(started), Number(ended)] }));
     process.exit(0);
 }

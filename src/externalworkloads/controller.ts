@@ -250,7 +250,7 @@ export class ExternalWorkloadsController implements Runnable {
         const workloads: CompactWorkload[] = [];
         const malformed: WorkloadProblem[] = [];
         for (const cached of candidates) {
-            if (slicer.due()) await slicer.pause();
+            if (slicer.dueAfterStep()) await slicer.pause();
             if (!selectsWorkload(service, cached)) continue;
             if (cached.ok) workloads.push(cached);
             else malformed.push(cached.problem);

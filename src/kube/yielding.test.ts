@@ -49,6 +49,41 @@ describe('TimeSlicer and runSliced: long work gives the event loop a turn', () =
         assert.equal(slicer.due(), true);
     });
 
+    it('reads the clock only every so many small steps, and at every step once they are not small', () => {
+        const clock = manualClock();
+        let reads = 0;
+        const slicer = new TimeSlicer(5, () => (reads++, clock.now()));
+        reads = 0;
+        // 1 000 steps that take no time by this clock: strides 2, 4, ... 64.
+        for (let i = 0; i < 1000; i++) assert.equal(slicer.dueAfterStep(), false);
+        assert.ok(reads >= 15 && reads <= 25, `reads: ${reads}`);
+        // Steps of 1 ms from now on: the first read after the stride sees the budget used, and resets it.
+        let steps = 0;
+        do {
+            clock.advance(1);
+            steps++;
+        } while (!slicer.dueAfterStep());
+        assert.ok(steps >= 5 && steps <= 64, `due after ${steps} steps of 1 ms`);
+        reads = 0;
+        for (let i = 0; i < 10; i++) {
+            clock.advance(1);
+            slicer.dueAfterStep();
+        }
+        assert.equal(reads, 10, 'steps of 1 ms are checked one by one');
+    });
+
+    it('checks every step against a budget of 0, and one step of a slice is due at its budget', () => {
+        const clock = manualClock();
+        const none = new TimeSlicer(0, clock.now);
+        assert.equal(none.dueAfterStep(), true);
+        assert.equal(none.dueAfterStep(), true);
+        const slicer = new TimeSlicer(5, clock.now);
+        clock.advance(4);
+        assert.equal(slicer.dueAfterStep(), false);
+        clock.advance(1);
+        assert.equal(slicer.dueAfterStep(), true);
+    });
+
     it('lets timers and I/O run between slices of steps, and returns the result of the steps', async () => {
         const clock = manualClock();
         const trace: string[] = [];
