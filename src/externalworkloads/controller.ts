@@ -224,7 +224,7 @@ export class ExternalWorkloadsController implements Runnable {
             const endpoints = desired.selected ? desired.groups.reduce((n, g) => n + g.endpoints.length, 0) : 0;
             this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, endpoints);
             this.metrics.syncs.inc({ result: 'success' });
-            // Asked first: the fields would be built for every write of a sync at pino's default level too.
+            // Asked first: at the default level (info) the fields would be built for nothing at every sync that writes.
             if (writes > 0 && this.log.isLevelEnabled('debug')) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
         } catch (err) {
             // Not the leader: retried, in case the late renew succeeds; a lost term discards the queue.
