@@ -64,7 +64,7 @@ export class ExternalWorkloadsMetrics {
             labelNames: ['resource'],
             registers,
         });
-        // Read from the totals when scraped, not set at every sync (three label hashes per sync).
+        // Read from the totals when scraped, not set at every sync (three prom-client calls, each storing a new value object).
         const totals = this.totals;
         const gauge = (name: string, help: string, read: () => number) =>
             new Gauge({
