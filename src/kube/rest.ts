@@ -9,6 +9,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConfig } from './kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Cancellation } from './cancellation.js';
 import { TokenBucket } from './ratelimit.js';
@@ -139,6 +140,50 @@ function readBody(res: IncomingMessage): Promise<string> {
     });
 }
 
+/**
+ * Hands each non-empty line of a streamed body to onLine; resolves at its end, rejects when it
+ * fails or onLine throws. Chunks are read as they come (onChunk) and their lines handled after
+ * the event loop's I/O (setImmediate): a watch event of a write is sent with that write's
+ * answer, and the worker waiting on the answer sends its next request first.
+ */
+function readLines(res: IncomingMessage, onLine: (line: string) => void, onChunk: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+        let pending = '';
+        let scheduled: NodeJS.Immediate | undefined;
+        const handleLines = (): boolean => {
+            scheduled = undefined;
+            try {
+                let newline: number;
+                while ((newline = pending.indexOf('\n')) >= 0) {
+                    const line = pending.slice(0, newline).trim();
+                    pending = pending.slice(newline + 1);
+                    if (line) onLine(line);
+                }
+                return true;
+            } catch (err) {
+                reject(err as Error);
+                res.destroy();
+                return false;
+            }
+        };
+        res.setEncoding('utf8'); // a character split between two chunks is decoded whole
+        res.on('data', (chunk: string) => {
+            onChunk();
+            pending += chunk;
+            scheduled ??= setImmediate(handleLines);
+        });
+        res.once('end', () => {
+            clearImmediate(scheduled);
+            if (handleLines()) resolve();
+        });
+        res.once('error', reject);
+        res.once('close', () => {
+            clearImmediate(scheduled);
+            if (!res.complete) reject(new Error('response closed before its end'));
+        });
+    });
+}
+
 export class KubeRest {
     readonly server: URL;
     readonly userAgent: string;
@@ -173,11 +218,9 @@ export class KubeRest {
         return new KubeRest(this.kubeConfig, { ...this.settings, ...options });
     }
 
-    /** Waits for a token of the client-side rate limit; an abort ends the wait. */
-    private async throttle(cancellation: Cancellation): Promise<void> {
-        const delay = this.limiter?.when('', Date.now()) ?? 0;
-        if (delay <= 0) return;
-        await new Promise<void>((resolve, reject) => {
+    /** Waits `delay` ms for a token of the client-side rate limit; an abort ends the wait. */
+    private throttle(delay: number, cancellation: Cancellation): Promise<void> {
+        return new Promise<void>((resolve, reject) => {
             const timer = setTimeout(() => {
                 cancellation.onCancelled(undefined);
                 resolve();
@@ -201,13 +244,14 @@ export class KubeRest {
         const opts: RequestOptions = {};
         // client-node builds a new agent each time (1.4.0), which we drop: ours keeps the connections.
         await this.kubeConfig.applyToHTTPSOptions(opts);
+        // The TLS material as one secure context, not as the agent's ca/cert/key: node's https
+        // agent names a request's socket pool by concatenating those options into a string (the
+        // PEM buffers decoded each time), on every request.
         this.agent ??=
             this.server.protocol === 'https:'
                 ? new Agent({
                       keepAlive: true,
-                      ca: opts.ca,
-                      cert: opts.cert,
-                      key: opts.key,
+                      secureContext: createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
                       rejectUnauthorized: opts.rejectUnauthorized,
                       servername: opts.servername,
                   })
@@ -219,8 +263,7 @@ export class KubeRest {
     }
 
     /** Request options with the credentials and our shared agent. */
-    private async options(method: string, path: string, headers: Record<string, string>): Promise<RequestOptions> {
-        const { headers: credentialHeaders, auth } = await this.credentials();
+    private options(method: string, path: string, headers: Record<string, string>, { headers: credentialHeaders, auth }: Credentials): RequestOptions {
         return {
             method,
             hostname: this.hostname,
@@ -263,8 +306,12 @@ export class KubeRest {
             // apiserver would then read it as the start of the next request on the connection.
             headers['Content-Length'] = String(Buffer.byteLength(payload));
         }
-        await this.throttle(cancellation);
-        const opts = await this.options(method, withQuery(path, o.query), headers);
+        // No await where nothing is waited for (no rate limit, fixed credentials): each await
+        // is a turn behind the other workers' microtasks before the request goes out.
+        const delay = this.limiter?.when('', Date.now()) ?? 0;
+        if (delay > 0) await this.throttle(delay, cancellation);
+        const credentials = this.fixedCredentials ?? (await this.credentials());
+        const opts = this.options(method, withQuery(path, o.query), headers, credentials);
         if (o.whileLeader && !o.whileLeader()) throw new NotLeaderError();
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
@@ -357,18 +404,8 @@ export class KubeRest {
         const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
         if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
         onData();
-        let pending = '';
         try {
-            for await (const chunk of res) {
-                onData();
-                pending += (chunk as Buffer).toString('utf8');
-                let newline: number;
-                while ((newline = pending.indexOf('\n')) >= 0) {
-                    const line = pending.slice(0, newline).trim();
-                    pending = pending.slice(newline + 1);
-                    if (line) onEvent(JSON.parse(line) as { type: string; object: unknown });
-                }
-            }
+            await readLines(res, (line) => onEvent(JSON.parse(line) as { type: string; object: unknown }), onData);
         } catch (err) {
             if (err instanceof ApiError) throw err;
             throw new ApiError(0, 'Transport', `watch ${path}: ${(err as Error).message}`);
