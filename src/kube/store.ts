@@ -59,8 +59,9 @@ export class ObjectStore<T extends KubeObject> {
     byIndex(name: string, value: string): T[] {
         const index = this.indexes.get(name);
         if (!index) throw new Error(`no index ${name}`);
+        const keys = index.keys.get(value);
         const out: T[] = [];
-        for (const k of index.keys.get(value) ?? []) out.push(this.byKey.get(k)!);
+        if (keys !== undefined) for (const k of keys) out.push(this.byKey.get(k)!);
         return out;
     }
 
@@ -85,7 +86,7 @@ export class ObjectStore<T extends KubeObject> {
     byLabel(key: string, value: string, namespace?: string): T[] {
         if (!this.indexes.has(`label:${key}`)) throw new Error(`label ${key} is not indexed`);
         const all = this.byIndex(`label:${key}`, value);
-        return namespace === undefined ? all : all.filter((obj) => obj.metadata?.namespace === namespace);
+        return namespace === undefined || all.length === 0 ? all : all.filter((obj) => obj.metadata?.namespace === namespace);
     }
 
     namespaces(): string[] {
