@@ -49,6 +49,20 @@ describe('TimeSlicer and runSliced: long work gives the event loop a turn', () =
         assert.equal(slicer.due(), true);
     });
 
+    it('slicers started in one turn each start a new slice once the loop has turned, and not before', async () => {
+        const clock = manualClock();
+        const slicers = [new TimeSlicer(5, clock.now), new TimeSlicer(5, clock.now), new TimeSlicer(5, clock.now)];
+        clock.advance(4);
+        await new Promise((resolve) => setImmediate(resolve));
+        clock.advance(4);
+        for (const slicer of slicers) assert.equal(slicer.due(), false, 'a new slice after the turn');
+        // Started after that turn: the next one has not come yet.
+        const later = new TimeSlicer(5, clock.now);
+        clock.advance(5);
+        assert.equal(later.due(), true);
+        for (const slicer of slicers) assert.equal(slicer.due(), true);
+    });
+
     it('reads the clock only every so many small steps, and at every step once they are not small', () => {
         const clock = manualClock();
         let reads = 0;
