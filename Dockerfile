@@ -26,4 +26,4 @@ COPY --from=build /src/dist ./dist
 USER 65532:65532
 EXPOSE 9990 9999
 # The node flags of src/cli/main.ts's first line (why there; src/cli/bundle.test.ts keeps them equal).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=8", "/app/dist/cli/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=8", "--interrupt-budget=270336", "/app/dist/cli/main.js"]
