@@ -275,12 +275,14 @@ async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[],
 
 /**
  * SYNC_PAIRS times, alternately: the baseline as a controller's sync finds the apiserver
- * (pairBaseline), then a fresh controller's initial sync (its slices deleted first). Each pair's
- * ratio of caches synced → last write to `minimumWrites` ÷ the baseline's rate, and the median:
+ * (pairBaseline, the sync's slices: `sliceSizes` endpoints each), then a fresh controller's
+ * initial sync (its slices deleted first). Each pair's ratio of caches synced → last write to
+ * the slices ÷ the baseline's rate, and the median:
  * one pair moves with the machine, the median less ("The apiserver's pace" in docs/benchmarks.md).
  */
-async function syncPairs(entry: string, cluster: BenchCluster, ns: string, leaseNs: string, watch: EndpointWatch, synced: () => boolean, minimumWrites: number, report: Report, cleanups: Cleanups): Promise<void> {
+async function syncPairs(entry: string, cluster: BenchCluster, ns: string, leaseNs: string, watch: EndpointWatch, synced: () => boolean, sliceSizes: number[], report: Report, cleanups: Cleanups): Promise<void> {
     if (SYNC_PAIRS <= 0) return;
+    const minimumWrites = sliceSizes.length;
     const pairsNs = await cluster.namespace('pairs');
     const owner = await cluster.admin.create<{ metadata: { uid: string } }>(collectionPath(Services, pairsNs), {
         metadata: { name: 'owner' },
@@ -289,7 +291,7 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
     const ratios: number[] = [];
     for (let pair = 0; pair < SYNC_PAIRS; pair++) {
         const load = loadavg()[0]!;
-        const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, minimumWrites);
+        const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, sliceSizes);
         await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}` }, timeoutMs: 120_000 });
         await watch.until('the slices deleted', () => watch.slices.size === 0, 120_000);
         await collectApiserverGarbage(cluster);
@@ -330,6 +332,9 @@ async function setReady(cluster: BenchCluster, ns: string, name: string, ready: 
 }
 
 const slicesFor = (workloads: number) => Math.ceil(workloads / SLICE_SIZE);
+/** The endpoints of each slice an initial sync of `services` writes. */
+const sliceSizesOf = (services: ServiceSpec[]) =>
+    services.flatMap((s) => Array.from({ length: slicesFor(s.workloads) }, (_, k) => Math.min(SLICE_SIZE, s.workloads - k * SLICE_SIZE)));
 
 export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanups): Promise<void> {
     const entry = controllerEntry();
@@ -340,7 +345,8 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
         services.push({ name: 'burst', workloads: BURST_WORKLOADS });
         if (BIG_SERVICE_WORKLOADS > 0) services.push({ name: 'big', workloads: BIG_SERVICE_WORKLOADS });
         const totalWorkloads = services.reduce((n, s) => n + s.workloads, 0);
-        const minimumWrites = services.reduce((n, s) => n + slicesFor(s.workloads), 0);
+        const sliceSizes = sliceSizesOf(services);
+        const minimumWrites = sliceSizes.length;
         const { createRate: writeRate, ownedRate } = await apiserverWriteRate(BENCHMARK, cluster, report, minimumWrites);
         const ns = await cluster.namespace('scale');
         const leaseNs = await cluster.namespace('lease');
@@ -479,7 +485,7 @@ export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanup
         }
         try {
             const synced = () => watch.endpoints === totalWorkloads && watch.slices.size === minimumWrites;
-            await syncPairs(entry, cluster, ns, leaseNs, watch, synced, minimumWrites, report, cleanups);
+            await syncPairs(entry, cluster, ns, leaseNs, watch, synced, sliceSizes, report, cleanups);
         } finally {
             await watch.stop();
         }

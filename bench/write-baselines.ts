@@ -50,8 +50,11 @@ export async function apiserverWriteRate(benchmark: string, cluster: BenchCluste
     return { createRate, ownedRate };
 }
 
-/** Slice `i` of `ownerName` as the controller shapes its slices (ownedSliceCreateRate says how). */
-export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number): V1EndpointSlice {
+/**
+ * Slice `i` of `ownerName` as the controller shapes its slices (ownedSliceCreateRate says how):
+ * `endpoints` endpoints, numbered from `first`.
+ */
+export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number, endpoints = 10, first = i * 10): V1EndpointSlice {
     return {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
@@ -63,10 +66,10 @@ export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: 
         },
         addressType: 'IPv4',
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: Array.from({ length: 10 }, (_, j) => ({
-            addresses: [ipOf(100_000 + i * 10 + j)],
+        endpoints: Array.from({ length: endpoints }, (_, j) => ({
+            addresses: [ipOf(100_000 + first + j)],
             conditions: { ready: false, serving: false, terminating: false },
-            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: wlName(ownerName, i * 10 + j), uid: `00000000-0000-4000-8000-${String(i * 10 + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
+            targetRef: { kind: 'ExternalWorkload', namespace: ns, name: wlName(ownerName, first + j), uid: `00000000-0000-4000-8000-${String(first + j).padStart(12, '0')}`, apiVersion: 'workload.linkerd.io/v1beta1' },
         })),
     };
 }
@@ -102,14 +105,18 @@ export interface PairSide {
 }
 
 /**
- * One pair's baseline: `n` creates of slices shaped as ours, at the controller's concurrency, on
- * the apiserver as the controller's sync finds it. As before the controller's start, a full Go GC
+ * One pair's baseline: a create of a slice shaped as ours for each of `sliceSizes` (its endpoints:
+ * the same mix as the sync writes, so the apiserver encodes, stores and sends as much), at the
+ * controller's concurrency, on the apiserver as the controller's sync finds it. As before the controller's start, a full Go GC
  * first; then what any controller does before its first write and the apiserver pays for during
  * it: its informers' lists of the workloads and Services (their garbage is collected during the
  * writes) and a watch of its slices (each create is sent to it), plus the bench's own watch.
  * Without these the baseline's window held no GC cycle of the apiserver and the sync's one.
  */
-export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: string, scaleNs: string, n: number): Promise<PairSide & { rate: number }> {
+export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: string, scaleNs: string, sliceSizes: number[]): Promise<PairSide & { rate: number }> {
+    const n = sliceSizes.length;
+    let endpoints = 0;
+    const firsts = sliceSizes.map((size) => (endpoints += size) - size);
     const watches = new AbortController();
     try {
         await collectApiserverGarbage(cluster);
@@ -126,7 +133,10 @@ export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: 
         await inParallel(
             Array.from({ length: n }, (_, i) => i),
             DEFAULT_CONCURRENT_SYNCS,
-            async (i) => void (await cluster.admin.create(collectionPath(EndpointSlices, ns), shapedSlice(ns, 'owner', ownerUid, i), { fieldManager: 'bench.mesh-endpoints.io' })),
+            async (i) =>
+                void (await cluster.admin.create(collectionPath(EndpointSlices, ns), shapedSlice(ns, 'owner', ownerUid, i, sliceSizes[i], firsts[i]), {
+                    fieldManager: 'bench.mesh-endpoints.io',
+                })),
         );
         const ms = performance.now() - started;
         return { ms, rate: n / (ms / 1000), spend: spentSince(before, await apiserverSpend(cluster)) };
