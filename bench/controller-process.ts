@@ -54,8 +54,6 @@ export class ControllerProcess {
      * `node <entry> <command> --admin-addr 127.0.0.1:0 --log-level warn <args>`, without a
      * client-side request limit where the build has one: the figures are the controller's,
      * not the cap's. Resolves once it prints its admin endpoint (the CLI does once its caches synced).
-     */
-    /**
      * `nodeArgs`: node flags for the controller alone (e.g. --cpu-prof --cpu-prof-dir=DIR), after
      * its own; BENCH_CONTROLLER_NODE_ARGS when not given.
      */

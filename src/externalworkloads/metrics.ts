@@ -19,9 +19,6 @@ export class ExternalWorkloadsMetrics {
     readonly syncs: Counter<'result'>;
     readonly invalidInputs: Counter<'reason'>;
     readonly ignoredUpdates: Counter<'resource'>;
-    readonly slicesActual: Gauge;
-    readonly slicesDesired: Gauge;
-    readonly endpointsDesired: Gauge;
     /** Per Service, so the gauges are sums that forget deleted Services. */
     private readonly perService = new Map<string, ServiceFigures>();
     private readonly totals: ServiceFigures = { actual: 0, desired: 0, endpoints: 0 };
@@ -75,9 +72,9 @@ export class ExternalWorkloadsMetrics {
                     this.set(read());
                 },
             });
-        this.slicesActual = gauge('num_endpoint_slices', 'EndpointSlices we manage', () => totals.actual);
-        this.slicesDesired = gauge('desired_endpoint_slices', 'EndpointSlices needed with perfect packing', () => totals.desired);
-        this.endpointsDesired = gauge('endpoints_desired', 'Endpoints we publish', () => totals.endpoints);
+        gauge('num_endpoint_slices', 'EndpointSlices we manage', () => totals.actual);
+        gauge('desired_endpoint_slices', 'EndpointSlices needed with perfect packing', () => totals.desired);
+        gauge('endpoints_desired', 'Endpoints we publish', () => totals.endpoints);
         for (const result of ['success', 'stale', 'not_leader', 'error']) this.syncs.inc({ result }, 0);
         for (const operation of ['create', 'update', 'delete']) this.changes.inc({ operation }, 0);
     }

@@ -233,14 +233,14 @@ export class KubeRest {
     }
 
     /**
-     * The headers and basic auth of the credentials, fresh for each request where they can
-     * change (an exec plugin's or auth provider's token, the in-cluster token file), asked for
-     * once where the kubeconfig fixes them (client certificates, a token). The TLS material goes
-     * to the agent once, not into each request: node's agent keys its socket pools by the
-     * request's TLS options, turning certificates into strings on every request.
+     * The headers and basic auth of the credentials, asked for each request where they can
+     * change (an exec plugin's or auth provider's token, the in-cluster token file) and kept in
+     * fixedCredentials where the kubeconfig fixes them (client certificates, a token), which send
+     * then reads without asking. The TLS material goes to the agent once, not into each request:
+     * node's agent keys its socket pools by the request's TLS options, turning certificates into
+     * strings on every request.
      */
     private async credentials(): Promise<Credentials> {
-        if (this.fixedCredentials) return this.fixedCredentials;
         const opts: RequestOptions = {};
         // client-node builds a new agent each time (1.4.0), which we drop: ours keeps the connections.
         await this.kubeConfig.applyToHTTPSOptions(opts);
