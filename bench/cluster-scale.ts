@@ -12,13 +12,13 @@ import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
-import { apiserverSpend, collectApiserverGarbage, spentSince } from './apiserver-debug.js';
+import { collectApiserverGarbage } from './apiserver-debug.js';
 import { createClusterScaleObjects, wlName, type ServiceSpec } from './cluster-scale-objects.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { median, percentile, type Report } from './stats.js';
-import { apiserverWriteRate, pairBaseline, type PairSide } from './write-baselines.js';
+import { apiserverWriteRate, pairBaseline, spendWindow, type PairSide } from './write-baselines.js';
 
 const BENCHMARK = 'cluster-scale';
 const large = process.env.SCALE === 'large';
@@ -35,7 +35,7 @@ const SETTLE_MS = 2_000;
 const CONCURRENCY = 16;
 const CHURN_IN_FLIGHT = 16;
 /** (baseline, fresh controller's initial sync) pairs after the main run: their ratios and the median. */
-const SYNC_PAIRS = Number(process.env.BENCH_SYNC_PAIRS ?? 3);
+const SYNC_PAIRS = Number(process.env.BENCH_SYNC_PAIRS ?? 5);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const svcName = (i: number) => `svc-${String(i % SERVICES).padStart(4, '0')}`;
@@ -297,27 +297,38 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
         await collectApiserverGarbage(cluster);
         const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
         let sync: PairSide;
+        let controllerCpuSeconds: number;
         try {
             while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
             const syncedAt = performance.now();
-            const before = await apiserverSpend(cluster);
+            const controllerCpu0 = controller.cpuSeconds();
+            const endWindow = await spendWindow(cluster);
             const doneAt = await watch.until('every slice of the initial sync', synced, 30 * 60_000);
-            sync = { ms: doneAt - syncedAt, spend: spentSince(before, await apiserverSpend(cluster)) };
+            controllerCpuSeconds = controller.cpuSeconds() - controllerCpu0;
+            sync = { ms: doneAt - syncedAt, spend: await endWindow() };
         } finally {
             await controller.stop();
         }
         const ratio = sync.ms / ((minimumWrites / base.rate) * 1000);
         ratios.push(ratio);
-        const perCreate = (side: PairSide) => (side.spend.cpuSeconds * 1000) / minimumWrites;
+        const perCreate = (seconds: number) => (seconds * 1000) / minimumWrites;
+        const idlePercent = ({ spend }: PairSide) => (100 * spend.machineIdleSeconds) / (spend.machineBusySeconds + spend.machineIdleSeconds);
         report.value(BENCHMARK, `initial sync, pair ${pair + 1} of ${SYNC_PAIRS}: caches synced (/readyz, 20 ms probes) to last slice write, ratio to minimum writes / the pair's baseline`, minimumWrites, 'slices', ratio, 'x', undefined, {
             'caches synced to last slice write (ms)': sync.ms,
             "the pair's baseline, creates/s": base.rate,
-            'apiserver CPU per create, baseline (ms)': perCreate(base),
-            'apiserver CPU per create, sync (ms)': perCreate(sync),
-            'apiserver Go GCs, baseline': base.spend.gcs,
-            'apiserver Go GCs, sync': sync.spend.gcs,
-            'apiserver MB allocated, baseline': base.spend.allocatedMb,
-            'apiserver MB allocated, sync': sync.spend.allocatedMb,
+            'machine CPU per create, baseline (ms)': perCreate(base.spend.machineBusySeconds),
+            'machine CPU per create, sync (ms)': perCreate(sync.spend.machineBusySeconds),
+            'machine idle, baseline (%)': idlePercent(base),
+            'machine idle, sync (%)': idlePercent(sync),
+            'apiserver CPU per create, baseline (ms)': perCreate(base.spend.apiserver.cpuSeconds),
+            'apiserver CPU per create, sync (ms)': perCreate(sync.spend.apiserver.cpuSeconds),
+            "the baseline client's CPU per create (ms)": perCreate(base.spend.benchCpuSeconds),
+            'controller CPU per create (ms)': perCreate(controllerCpuSeconds),
+            "the bench's watch, CPU per create during the sync (ms)": perCreate(sync.spend.benchCpuSeconds),
+            'apiserver Go GCs, baseline': base.spend.apiserver.gcs,
+            'apiserver Go GCs, sync': sync.spend.apiserver.gcs,
+            'apiserver MB allocated, baseline': base.spend.apiserver.allocatedMb,
+            'apiserver MB allocated, sync': sync.spend.apiserver.allocatedMb,
             'load average at start': load,
         });
     }

@@ -15,6 +15,13 @@ export function statCpuSeconds(statPath: string): number {
     return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** The whole machine's CPU seconds so far, busy and idle (all cores; /proc/stat's first line). */
+export function machineCpuSeconds(): { busy: number; idle: number } {
+    const ticks = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = ticks[3]! + ticks[4]!; // idle, iowait
+    return { busy: (ticks.reduce((a, b) => a + b, 0) - idle) / 100, idle: idle / 100 };
+}
+
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));

@@ -7,6 +7,7 @@ import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js
 import { collectionPath, EndpointSlices, Services, objectPath } from '../src/kube/resources.js';
 import { apiserverSpend, collectApiserverGarbage, spentSince, type ApiserverSpend } from './apiserver-debug.js';
 import { ipOf, listAsInformers, wlName } from './cluster-scale-objects.js';
+import { machineCpuSeconds } from './controller-process.js';
 import type { BenchCluster } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import type { Report } from './stats.js';
@@ -101,7 +102,36 @@ async function ownedSliceCreateRate(cluster: BenchCluster, ns: string, n: number
 
 export interface PairSide {
     ms: number;
-    spend: ApiserverSpend;
+    spend: WindowSpend;
+}
+
+/**
+ * What one side of a pair cost: the apiserver's spend, this process's CPU (the baseline's client
+ * and watches, or the bench's watch during a sync) and the whole machine's CPU, busy and idle.
+ * With the machine busy throughout both windows, the pair's ratio follows the CPU per write.
+ */
+export interface WindowSpend {
+    apiserver: ApiserverSpend;
+    benchCpuSeconds: number;
+    machineBusySeconds: number;
+    machineIdleSeconds: number;
+}
+
+/** Starts measuring a window; the returned function ends it. */
+export async function spendWindow(cluster: BenchCluster): Promise<() => Promise<WindowSpend>> {
+    const apiserver0 = await apiserverSpend(cluster);
+    const bench0 = process.cpuUsage();
+    const machine0 = machineCpuSeconds();
+    return async () => {
+        const machine = machineCpuSeconds();
+        const bench = process.cpuUsage(bench0);
+        return {
+            apiserver: spentSince(apiserver0, await apiserverSpend(cluster)),
+            benchCpuSeconds: (bench.user + bench.system) / 1e6,
+            machineBusySeconds: machine.busy - machine0.busy,
+            machineIdleSeconds: machine.idle - machine0.idle,
+        };
+    };
 }
 
 /**
@@ -128,7 +158,7 @@ export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: 
                 .catch(() => undefined);
         }
         await sleep(300); // the watches registered
-        const before = await apiserverSpend(cluster);
+        const endWindow = await spendWindow(cluster);
         const started = performance.now();
         await inParallel(
             Array.from({ length: n }, (_, i) => i),
@@ -139,7 +169,7 @@ export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: 
                 })),
         );
         const ms = performance.now() - started;
-        return { ms, rate: n / (ms / 1000), spend: spentSince(before, await apiserverSpend(cluster)) };
+        return { ms, rate: n / (ms / 1000), spend: await endWindow() };
     } finally {
         watches.abort();
         await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { timeoutMs: 120_000 });

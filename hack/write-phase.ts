@@ -13,6 +13,7 @@
 //   WRITE_PHASE_NICE=-10                    (root) etcd, the apiserver, the controller and this process raised
 //   WRITE_PHASE_BASELINES_ONLY=N            N rounds of the baseline alone, in several conditions
 //   BENCH_SERVICES=1000                     Services of 10 workloads (plus one of 1 000), as cluster-scale
+//   WRITE_PHASE_BIG=10000                   one more Service of that many workloads (as SCALE=large); the baseline writes the same mix of slices
 //   WRITE_PHASE_BASELINE_N=400              the baseline's creates (default: as many as the sync's minimum)
 //   WRITE_PHASE_PROFILE=DIR                 a Go CPU profile of the apiserver over each phase into DIR
 //                                           (WRITE_PHASE_PROFILE_SECONDS, 4 by default: the phase and some idle);
@@ -21,7 +22,7 @@
 //   WRITE_PHASE_GC=1                        a full Go GC of the apiserver before each baseline and each controller start
 //   Each phase also prints what the apiserver and etcd counted meanwhile (requests by verb and
 //   resource, watch events sent, Go GCs, etcd's WAL fsyncs and backend commits).
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
@@ -47,7 +48,11 @@ const CONCURRENCY = Number(process.env.WRITE_PHASE_CONCURRENCY ?? DEFAULT_CONCUR
 const NICE = process.env.WRITE_PHASE_NICE;
 const services = Array.from({ length: SERVICES }, (_, i) => ({ name: `svc-${String(i).padStart(4, '0')}`, workloads: 10 }));
 services.push({ name: 'burst', workloads: 1_000 });
-const minimumSlices = services.reduce((n, s) => n + Math.ceil(s.workloads / 100), 0);
+if (process.env.WRITE_PHASE_BIG) services.push({ name: 'big', workloads: Number(process.env.WRITE_PHASE_BIG) });
+/** The endpoints of each slice of the initial sync, in the order of `services`: the baseline writes the same mix. */
+const sliceSizes = services.flatMap((s) => Array.from({ length: Math.ceil(s.workloads / 100) }, (_, k) => Math.min(100, s.workloads - k * 100)));
+const sliceFirsts = sliceSizes.map((_, i) => sliceSizes.slice(0, i).reduce((a, b) => a + b, 0));
+const minimumSlices = sliceSizes.length;
 const BASELINE_N = Number(process.env.WRITE_PHASE_BASELINE_N ?? minimumSlices);
 const PROFILE_DIR = process.env.WRITE_PHASE_PROFILE;
 const PROFILE_SECONDS = Number(process.env.WRITE_PHASE_PROFILE_SECONDS ?? 4);
@@ -59,6 +64,22 @@ const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const cpu = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
+/** The whole machine's CPU seconds, busy and idle (/proc/stat's first line, USER_HZ ticks). */
+function machineCpu(): { busy: number; idle: number } {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = ticks[3]! + ticks[4]!;
+    return { busy: (ticks.reduce((a, b) => a + b, 0) - idle) / 100, idle: idle / 100 };
+}
+/** Milliseconds between the phase's start and each quarter's last write, differenced. */
+function quarters(startedAt: number, doneAt: number[]): number[] {
+    const sorted = [...doneAt].sort((a, b) => a - b);
+    const ends = [1, 2, 3, 4].map((q) => sorted[Math.ceil((q * sorted.length) / 4) - 1]! - startedAt);
+    return ends.map((end, q) => end - (q === 0 ? 0 : ends[q - 1]!));
+}
+const machineSince = (m0: { busy: number; idle: number }) => {
+    const m = machineCpu();
+    return { machineBusy: m.busy - m0.busy, machineIdle: m.idle - m0.idle };
+};
 /** The controller's main thread and the sum of its other threads (V8's compiler and GC helpers, libuv's pool). */
 function threads(pid: number): { main: number; others: number } {
     let others = 0;
@@ -74,8 +95,9 @@ function threads(pid: number): { main: number; others: number } {
 }
 
 /** Counts the slices of ours the apiserver has (a watch, as the cluster-scale bench keeps one). */
-async function watchSlices(cluster: BenchCluster, ns: string, want: number, signal: AbortSignal, labelSelector = MANAGED): Promise<{ done: Promise<number> }> {
+async function watchSlices(cluster: BenchCluster, ns: string, want: number, signal: AbortSignal, labelSelector = MANAGED): Promise<{ done: Promise<number>; addedAt: number[] }> {
     const names = new Set<string>();
+    const addedAt: number[] = [];
     let resolve: (at: number) => void = () => undefined;
     const done = new Promise<number>((r) => (resolve = r));
     const list = await cluster.admin.get<{ metadata: { resourceVersion: string } }>(collectionPath(EndpointSlices, ns), { labelSelector, limit: 1 });
@@ -86,7 +108,10 @@ async function watchSlices(cluster: BenchCluster, ns: string, want: number, sign
             signal,
             (event) => {
                 const slice = event.object as V1EndpointSlice;
-                if (event.type === 'ADDED') names.add(slice.metadata!.name!);
+                if (event.type === 'ADDED') {
+                    names.add(slice.metadata!.name!);
+                    addedAt.push(performance.now());
+                }
                 if (event.type === 'DELETED') names.delete(slice.metadata!.name!);
                 if (names.size >= want) resolve(performance.now());
             },
@@ -94,7 +119,7 @@ async function watchSlices(cluster: BenchCluster, ns: string, want: number, sign
         )
         .catch(() => undefined);
     await sleep(300);
-    return { done };
+    return { done, addedAt };
 }
 
 async function deleteSlices(cluster: BenchCluster, ns: string, selector?: string): Promise<void> {
@@ -118,6 +143,13 @@ interface Phase {
     mainWaitMs?: number;
     /** Creates the apiserver had in flight, on average over the phase. */
     inFlight?: number;
+    /** The machine's CPU seconds over the phase, busy and idle (both cores). */
+    machineBusy?: number;
+    machineIdle?: number;
+    /** This tool's CPU seconds during a controller's phase (its watch of the slices). */
+    tool?: number;
+    /** Milliseconds each quarter of the writes took, in the order written (warm-up shows in the first). */
+    quarters?: number[];
     /** What the apiserver and etcd counted over the phase (countersDelta). */
     counted?: string;
 }
@@ -138,7 +170,7 @@ interface BaselineOptions {
 
 /** The baseline: BASELINE_N creates of slices shaped as ours, from this process. */
 async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: BaselineOptions): Promise<Phase> {
-    const slice = (i: number) => shapedSlice(ns, 'owner', ownerUid, i);
+    const slice = (i: number) => (i < sliceSizes.length ? shapedSlice(ns, 'owner', ownerUid, i, sliceSizes[i], sliceFirsts[i]) : shapedSlice(ns, 'owner', ownerUid, i));
     const abort = new AbortController();
     // In the order of a controller's start: the apiserver's GC state, then its lists and watches.
     if (o.gcFirst) await collectApiserverGarbage(cluster);
@@ -150,18 +182,17 @@ async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: 
     const api0 = cpu(cluster.state.apiserverPid);
     const etcd0 = cpu(cluster.state.etcdPid);
     const client0 = process.cpuUsage();
+    const machine0 = machineCpu();
+    const doneAt: number[] = [];
     const started = performance.now();
-    await inParallel(
-        Array.from({ length: BASELINE_N }, (_, i) => i),
-        o.concurrency,
-        async (i) =>
-            void (o.metadata
-                ? await cluster.admin.createForMetadata(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' })
-                : await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' })),
-    );
+    await inParallel(Array.from({ length: BASELINE_N }, (_, i) => i), o.concurrency, async (i) => {
+        if (o.metadata) await cluster.admin.createForMetadata(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' });
+        else await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i), { fieldManager: 'bench.mesh-endpoints.io' });
+        doneAt.push(performance.now());
+    });
     const wallMs = performance.now() - started;
     const c = process.cpuUsage(client0);
-    const phase: Phase = { wallMs, writes: BASELINE_N, client: (c.user + c.system) / 1e6, apiserver: cpu(cluster.state.apiserverPid) - api0, etcd: cpu(cluster.state.etcdPid) - etcd0 };
+    const phase: Phase = { wallMs, writes: BASELINE_N, client: (c.user + c.system) / 1e6, apiserver: cpu(cluster.state.apiserverPid) - api0, etcd: cpu(cluster.state.etcdPid) - etcd0, ...machineSince(machine0), quarters: quarters(started, doneAt) };
     abort.abort();
     phase.inFlight = ((await createSeconds(cluster)) - apiSeconds0) / (wallMs / 1000);
     phase.counted = countersDelta(counted0, await counters(cluster));
@@ -187,7 +218,11 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
         const s0 = controller.mainThreadSchedMs();
         const api0 = cpu(cluster.state.apiserverPid);
         const etcd0 = cpu(cluster.state.etcdPid);
+        const tool0 = process.cpuUsage();
+        const machine0 = machineCpu();
         const doneAt = await watch.done;
+        const machine = machineSince(machine0);
+        const toolUsage = process.cpuUsage(tool0);
         const t1 = threads(pid);
         const s1 = controller.mainThreadSchedMs();
         const apiserver = cpu(cluster.state.apiserverPid) - api0;
@@ -196,6 +231,9 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
         const counted = countersDelta(counted0, await counters(cluster));
         await profile.save(profileName);
         return {
+            ...machine,
+            quarters: quarters(syncedAt, watch.addedAt),
+            tool: (toolUsage.user + toolUsage.system) / 1e6,
             counted,
             inFlight,
             syncedMs: syncedAt - controller.startedAt,
@@ -312,6 +350,9 @@ const describe = (p: Phase) =>
     `${((p.writes / p.wallMs) * 1000).toFixed(0)}/s; per write ms: ${p.clientMain === undefined ? `client ${perWrite(p.client, p.writes)}` : `controller ${perWrite(p.client, p.writes)} (main ${perWrite(p.clientMain, p.writes)}, other threads ${perWrite(p.clientOthers!, p.writes)})`} ` +
     `apiserver ${perWrite(p.apiserver, p.writes)} etcd ${perWrite(p.etcd, p.writes)}; our three processes used ${(((p.client + p.apiserver + p.etcd) * 1000) / p.wallMs / 2) * 100 | 0} % of 2 CPUs; ` +
     `in flight at the apiserver ${p.inFlight!.toFixed(2)}` +
+    (p.machineBusy === undefined ? '' : `; machine busy ${perWrite(p.machineBusy, p.writes)} ms per write, idle ${((p.machineIdle! / (p.machineBusy + p.machineIdle!)) * 100).toFixed(0)} %`) +
+    (p.tool === undefined ? '' : `; this tool's watch ${perWrite(p.tool, p.writes)}`) +
+    (p.quarters ? `; quarters ${p.quarters.map((q) => q.toFixed(0)).join(' / ')} ms` : '') +
     (p.mainOnCpuMs === undefined ? '' : `; main thread on a CPU ${p.mainOnCpuMs.toFixed(0)} ms, waiting for one ${p.mainWaitMs!.toFixed(0)} ms`) +
     (p.counted ? `\n    counted: ${p.counted}` : '');
 
