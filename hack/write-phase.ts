@@ -22,13 +22,13 @@
 //   WRITE_PHASE_GC=1                        a full Go GC of the apiserver before each baseline and each controller start
 //   Each phase also prints what the apiserver and etcd counted meanwhile (requests by verb and
 //   resource, watch events sent, Go GCs, etcd's WAL fsyncs and backend commits).
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
 import { createClusterScaleObjects, listAsInformers } from '../bench/cluster-scale-objects.js';
 import { shapedSlice } from '../bench/write-baselines.js';
-import { ControllerProcess, statCpuSeconds } from '../bench/controller-process.js';
+import { ControllerProcess, machineCpuSeconds, statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
@@ -64,12 +64,6 @@ const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const cpu = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
-/** The whole machine's CPU seconds, busy and idle (/proc/stat's first line, USER_HZ ticks). */
-function machineCpu(): { busy: number; idle: number } {
-    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = ticks[3]! + ticks[4]!;
-    return { busy: (ticks.reduce((a, b) => a + b, 0) - idle) / 100, idle: idle / 100 };
-}
 /** Milliseconds between the phase's start and each quarter's last write, differenced. */
 function quarters(startedAt: number, doneAt: number[]): number[] {
     const sorted = [...doneAt].sort((a, b) => a - b);
@@ -77,7 +71,7 @@ function quarters(startedAt: number, doneAt: number[]): number[] {
     return ends.map((end, q) => end - (q === 0 ? 0 : ends[q - 1]!));
 }
 const machineSince = (m0: { busy: number; idle: number }) => {
-    const m = machineCpu();
+    const m = machineCpuSeconds();
     return { machineBusy: m.busy - m0.busy, machineIdle: m.idle - m0.idle };
 };
 /** The controller's main thread and the sum of its other threads (V8's compiler and GC helpers, libuv's pool). */
@@ -182,7 +176,7 @@ async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: 
     const api0 = cpu(cluster.state.apiserverPid);
     const etcd0 = cpu(cluster.state.etcdPid);
     const client0 = process.cpuUsage();
-    const machine0 = machineCpu();
+    const machine0 = machineCpuSeconds();
     const doneAt: number[] = [];
     const started = performance.now();
     await inParallel(Array.from({ length: BASELINE_N }, (_, i) => i), o.concurrency, async (i) => {
@@ -219,7 +213,7 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
         const api0 = cpu(cluster.state.apiserverPid);
         const etcd0 = cpu(cluster.state.etcdPid);
         const tool0 = process.cpuUsage();
-        const machine0 = machineCpu();
+        const machine0 = machineCpuSeconds();
         const doneAt = await watch.done;
         const machine = machineSince(machine0);
         const toolUsage = process.cpuUsage(tool0);
