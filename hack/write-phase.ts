@@ -89,7 +89,7 @@ function threads(pid: number): { main: number; others: number } {
 }
 
 /** Counts the slices of ours the apiserver has (a watch, as the cluster-scale bench keeps one). */
-async function watchSlices(cluster: BenchCluster, ns: string, want: number, signal: AbortSignal, labelSelector = MANAGED): Promise<{ done: Promise<number>; addedAt: number[] }> {
+async function watchSlices(cluster: BenchCluster, ns: string, want: number, signal: AbortSignal, labelSelector = MANAGED, onAdded: (count: number) => void = () => undefined): Promise<{ done: Promise<number>; addedAt: number[] }> {
     const names = new Set<string>();
     const addedAt: number[] = [];
     let resolve: (at: number) => void = () => undefined;
@@ -105,6 +105,7 @@ async function watchSlices(cluster: BenchCluster, ns: string, want: number, sign
                 if (event.type === 'ADDED') {
                     names.add(slice.metadata!.name!);
                     addedAt.push(performance.now());
+                    onAdded(addedAt.length);
                 }
                 if (event.type === 'DELETED') names.delete(slice.metadata!.name!);
                 if (names.size >= want) resolve(performance.now());
@@ -144,6 +145,8 @@ interface Phase {
     tool?: number;
     /** Milliseconds each quarter of the writes took, in the order written (warm-up shows in the first). */
     quarters?: number[];
+    /** The controller's CPU ms per write in each quarter. */
+    cpuQuarters?: number[];
     /** What the apiserver and etcd counted over the phase (countersDelta). */
     counted?: string;
 }
@@ -199,10 +202,16 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
     await deleteSlices(cluster, ns, MANAGED);
     if (GC_FIRST || LIKE_SYNC) await collectApiserverGarbage(cluster);
     const abort = new AbortController();
-    const watch = await watchSlices(cluster, ns, minimumSlices, abort.signal);
+    // The controller's CPU at each quarter of the slices seen: a fresh process's warm-up shows as a dearer first quarter.
+    const cpuAtQuarter: number[] = [];
+    let pid = 0;
+    const quarterMarks = [1, 2, 3].map((q) => Math.ceil((q * minimumSlices) / 4));
+    const watch = await watchSlices(cluster, ns, minimumSlices, abort.signal, MANAGED, (count) => {
+        if (pid && quarterMarks.includes(count)) cpuAtQuarter.push(Object.values(threads(pid)).reduce((a, b) => a + b, 0));
+    });
     const apiSeconds0 = await createSeconds(cluster);
     const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups, { nodeArgs });
-    const pid = controller.child.pid!;
+    pid = controller.child.pid!;
     try {
         while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
         const syncedAt = performance.now();
@@ -227,6 +236,7 @@ async function controllerRun(entry: string, nodeArgs: string, cluster: BenchClus
         return {
             ...machine,
             quarters: quarters(syncedAt, watch.addedAt),
+            cpuQuarters: [t0.main + t0.others, ...cpuAtQuarter, t1.main + t1.others].map((cpu, q, all) => (q === 0 ? 0 : ((cpu - all[q - 1]!) * 1000) / (minimumSlices / 4))).slice(1),
             tool: (toolUsage.user + toolUsage.system) / 1e6,
             counted,
             inFlight,
@@ -347,6 +357,7 @@ const describe = (p: Phase) =>
     (p.machineBusy === undefined ? '' : `; machine busy ${perWrite(p.machineBusy, p.writes)} ms per write, idle ${((p.machineIdle! / (p.machineBusy + p.machineIdle!)) * 100).toFixed(0)} %`) +
     (p.tool === undefined ? '' : `; this tool's watch ${perWrite(p.tool, p.writes)}`) +
     (p.quarters ? `; quarters ${p.quarters.map((q) => q.toFixed(0)).join(' / ')} ms` : '') +
+    (p.cpuQuarters?.length === 4 ? `, the controller's CPU per write in each ${p.cpuQuarters.map((q) => q.toFixed(2)).join(' / ')} ms` : '') +
     (p.mainOnCpuMs === undefined ? '' : `; main thread on a CPU ${p.mainOnCpuMs.toFixed(0)} ms, waiting for one ${p.mainWaitMs!.toFixed(0)} ms`) +
     (p.counted ? `\n    counted: ${p.counted}` : '');
 
