@@ -331,12 +331,27 @@ export async function down(name: string): Promise<void> {
 
 /** Stops and starts kube-apiserver alone, keeping etcd and so every object. */
 export async function restartApiserver(name: string, pausedMs = 0): Promise<ClusterState> {
-    const state = readState(name);
-    if (!state) throw new Error(`cluster ${name} is not running`);
-    await stopProcess(state.apiserverPid);
+    await stopApiserver(name);
     if (pausedMs > 0) await new Promise((r) => setTimeout(r, pausedMs));
+    return startApiserverAgain(name);
+}
+
+/** Stops kube-apiserver alone (SIGTERM, as a rollout would), keeping etcd and so every object. */
+export async function stopApiserver(name: string): Promise<void> {
+    await stopProcess(runningState(name).apiserverPid);
+}
+
+/** Starts the kube-apiserver that stopApiserver stopped, on the same port. */
+export async function startApiserverAgain(name: string): Promise<ClusterState> {
+    const state = runningState(name);
     state.apiserverPid = await startApiserver(await controlPlaneBinaries(), state);
     writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
+    return state;
+}
+
+function runningState(name: string): ClusterState {
+    const state = readState(name);
+    if (!state) throw new Error(`cluster ${name} is not running`);
     return state;
 }
 

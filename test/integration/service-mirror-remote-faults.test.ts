@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { collectionPath, Links, objectPath, Secrets, Services } from '../../src/kube/resources.js';
-import { kubeconfigForToken, restartApiserver } from '../../src/testing/cluster.js';
+import { kubeconfigForToken, startApiserverAgain, stopApiserver } from '../../src/testing/cluster.js';
 import { eventually } from '../../src/testing/harness.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import { kubeconfigFile } from './cli-support.js';
@@ -67,17 +67,21 @@ describe('service mirror with a misbehaving remote cluster', () => {
         const { ctlNs, ns, labels, running } = await mirroredLink('down', '192.0.2.72', ['web', 'gone-later']);
         await eventually('RemoteReadable True', async () => (await readable(ctlNs, 'down'))?.status === 'True');
 
-        const restarted = restartApiserver(env.remote.state.name, 8000);
-        await eventually('RemoteReadable False', async () => (await readable(ctlNs, 'down'))?.status === 'False', 20_000);
-        const down = await readable(ctlNs, 'down');
-        assert.equal(down?.reason, 'Unreachable');
-        assert.match(down?.message ?? '', /cannot be read/);
-        await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, ctlNs, 'down', 'RemoteClusterUnreachable'));
-        const metrics = await running.registry.metrics();
-        assert.match(metrics, /mesh_endpoints_service_mirror_remote_readable\{link="down",target_cluster_name="down"\} 0/);
-        assert.deepEqual(await endpointsOf(env, ns, 'web-down'), ['IPv4 192.0.2.72 ready'], 'mirrors stay while the remote is down');
-        assert.deepEqual(await endpointsOf(env, ns, 'gone-later-down'), ['IPv4 192.0.2.72 ready']);
-        await restarted;
+        // Down until all that is seen, then started again.
+        await stopApiserver(env.remote.state.name);
+        try {
+            await eventually('RemoteReadable False', async () => (await readable(ctlNs, 'down'))?.status === 'False', 20_000);
+            const down = await readable(ctlNs, 'down');
+            assert.equal(down?.reason, 'Unreachable');
+            assert.match(down?.message ?? '', /cannot be read/);
+            await eventually('the RemoteClusterUnreachable Event', () => hasEvent(env, ctlNs, 'down', 'RemoteClusterUnreachable'));
+            const metrics = await running.registry.metrics();
+            assert.match(metrics, /mesh_endpoints_service_mirror_remote_readable\{link="down",target_cluster_name="down"\} 0/);
+            assert.deepEqual(await endpointsOf(env, ns, 'web-down'), ['IPv4 192.0.2.72 ready'], 'mirrors stay while the remote is down');
+            assert.deepEqual(await endpointsOf(env, ns, 'gone-later-down'), ['IPv4 192.0.2.72 ready']);
+        } finally {
+            await startApiserverAgain(env.remote.state.name);
+        }
         const back = Date.now();
         await env.remote.admin.delete(objectPath(Services, ns, 'gone-later'));
         await createRemoteService(env, ns, 'api', { labels });
