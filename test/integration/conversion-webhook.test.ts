@@ -198,8 +198,9 @@ describe('the ExternalWorkload conversion webhook', () => {
                 kind: 'self-signed',
                 secretName: 'short-lived',
                 hosts: ['127.0.0.1'],
-                // The serving certificate renews after 8 s, the CA after 30 s.
-                policy: { caValidityMs: 60 * SECOND, servingValidityMs: 16 * SECOND, renewFraction: 0.5 },
+                // Renewal at half of a lifetime that starts a tenth of the validity early (clock
+                // slack): the serving certificate after 4.5 s, the CA after 13.5 s.
+                policy: { caValidityMs: 30 * SECOND, servingValidityMs: 10 * SECOND, renewFraction: 0.5 },
             },
             crdName: WORKLOAD_CRD_NAME,
             checkIntervalMs: 1000,
