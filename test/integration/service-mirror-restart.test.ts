@@ -32,7 +32,7 @@ describe('service mirror across process restarts', () => {
         await createLink(env, ctlNs, { name: 'restart', gatewayAddress: 'restart.gw.test', selector: { matchLabels: labels } });
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web', { labels });
-        const window = ['--dns-stale-window', '45s'];
+        const window = ['--dns-stale-window', '30s'];
         const first = startMirrorProcess(env, ctlNs, 'first', window);
         const ready = ['IPv4 192.0.2.31 ready', 'IPv4 192.0.2.32 ready'];
         // Deadlines that count a process start allow for a loaded machine (half a minute and more).
@@ -48,8 +48,8 @@ describe('service mirror across process restarts', () => {
         await eventually('the second process leading', () => /admin endpoint listening/.test(second.stderr()), 30_000);
 
         // The last good answer came at most a second before the outage; the record of it may be
-        // a quarter window older. Until 30 s in, the new process must keep every address ready.
-        const polls = await mirrorHolds(env, ns, 'web-restart', ready, failedAt + 30_000);
+        // a quarter window (7.5 s) older. Until 20 s in, the new process must keep every address ready.
+        const polls = await mirrorHolds(env, ns, 'web-restart', ready, failedAt + 20_000);
         assert.ok(polls > 4, `the mirror was checked ${polls} times while the new process ran`);
         await eventually(
             'not ready once the window has run out',
