@@ -108,7 +108,8 @@ async function waitFor(what: string, check: () => Promise<boolean>, pid: number,
             const message = `${what} exited during start-up; last lines of ${log}:\n${tail}`;
             throw /address already in use/.test(tail) ? new PortTakenError(message) : new Error(message);
         }
-        await new Promise((r) => setTimeout(r, 200));
+        // Every test file waits for this: polled often, it is seen ready sooner (about 0.17 s a cluster).
+        await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`${what} not ready after ${timeoutMs} ms (log: ${log})`);
 }
