@@ -15,11 +15,14 @@ export function statCpuSeconds(statPath: string): number {
     return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** The whole machine's CPU seconds so far, busy and idle (all cores; /proc/stat's first line). */
+/**
+ * The whole machine's CPU seconds so far, busy and idle (all cores; /proc/stat's first line).
+ * Busy is user, nice, system, irq and softirq: guest time is already in user and nice, and
+ * time stolen by the hypervisor ran nothing of ours.
+ */
 export function machineCpuSeconds(): { busy: number; idle: number } {
-    const ticks = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = ticks[3]! + ticks[4]!; // idle, iowait
-    return { busy: (ticks.reduce((a, b) => a + b, 0) - idle) / 100, idle: idle / 100 };
+    const [user, nice, system, idle, iowait, irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+    return { busy: (user! + nice! + system! + irq! + softirq!) / 100, idle: (idle! + iowait!) / 100 };
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
