@@ -17,6 +17,13 @@ export interface ServiceSpec {
     workloads: number;
 }
 
+/** Endpoints per slice the controller writes (upstream's default). */
+const SLICE_SIZE = 100;
+export const slicesFor = (workloads: number) => Math.ceil(workloads / SLICE_SIZE);
+/** The endpoints of each slice an initial sync of `services` writes, in their order. */
+export const sliceSizesOf = (services: ServiceSpec[]) =>
+    services.flatMap((s) => Array.from({ length: slicesFor(s.workloads) }, (_, k) => Math.min(SLICE_SIZE, s.workloads - k * SLICE_SIZE)));
+
 /**
  * The Services and their ExternalWorkloads (without status: not ready until a benchmark flips
  * them, half the set-up writes); hack/startup-timeline.ts builds the same. Returns the workloads made.

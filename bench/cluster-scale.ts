@@ -13,7 +13,7 @@ import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { collectApiserverGarbage } from './apiserver-debug.js';
-import { createClusterScaleObjects, wlName, type ServiceSpec } from './cluster-scale-objects.js';
+import { createClusterScaleObjects, slicesFor, sliceSizesOf, wlName, type ServiceSpec } from './cluster-scale-objects.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
@@ -27,7 +27,6 @@ const SERVICES = Number(process.env.BENCH_SERVICES ?? 1_000);
 const PER_SERVICE = 10;
 const BURST_WORKLOADS = 1_000;
 const BIG_SERVICE_WORKLOADS = large ? 10_000 : 0;
-const SLICE_SIZE = 100;
 const LONE_CHANGES = 20;
 const CHURN_CHANGES = 1_000;
 const CHURN_SECONDS = 10;
@@ -341,11 +340,6 @@ async function setReady(cluster: BenchCluster, ns: string, name: string, ready: 
     });
     return performance.now();
 }
-
-const slicesFor = (workloads: number) => Math.ceil(workloads / SLICE_SIZE);
-/** The endpoints of each slice an initial sync of `services` writes. */
-const sliceSizesOf = (services: ServiceSpec[]) =>
-    services.flatMap((s) => Array.from({ length: slicesFor(s.workloads) }, (_, k) => Math.min(SLICE_SIZE, s.workloads - k * SLICE_SIZE)));
 
 export async function runClusterScaleBenchmark(report: Report, cleanups: Cleanups): Promise<void> {
     const entry = controllerEntry();

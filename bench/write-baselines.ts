@@ -76,6 +76,16 @@ export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: 
 }
 
 /**
+ * Slice `i` of a mix of slices shaped as ours, `sliceSizes[i]` endpoints each, their endpoints
+ * numbered on from the slices before (distinct across the mix).
+ */
+export function shapedSlicesOfMix(ns: string, ownerName: string, ownerUid: string, sliceSizes: number[]): (i: number) => V1EndpointSlice {
+    let endpoints = 0;
+    const firsts = sliceSizes.map((size) => (endpoints += size) - size);
+    return (i) => shapedSlice(ns, ownerName, ownerUid, i, sliceSizes[i], firsts[i]);
+}
+
+/**
  * The same creates with slices shaped as the controller's: a controller reference to their
  * Service (with blockOwnerDeletion, so the apiserver's OwnerReferencesPermissionEnforcement
  * checks it), a target reference per endpoint, all three conditions, a generated name and the
@@ -145,8 +155,7 @@ export async function spendWindow(cluster: BenchCluster): Promise<() => Promise<
  */
 export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: string, scaleNs: string, sliceSizes: number[]): Promise<PairSide & { rate: number }> {
     const n = sliceSizes.length;
-    let endpoints = 0;
-    const firsts = sliceSizes.map((size) => (endpoints += size) - size);
+    const slice = shapedSlicesOfMix(ns, 'owner', ownerUid, sliceSizes);
     const watches = new AbortController();
     try {
         await collectApiserverGarbage(cluster);
@@ -164,7 +173,7 @@ export async function pairBaseline(cluster: BenchCluster, ns: string, ownerUid: 
             Array.from({ length: n }, (_, i) => i),
             DEFAULT_CONCURRENT_SYNCS,
             async (i) =>
-                void (await cluster.admin.create(collectionPath(EndpointSlices, ns), shapedSlice(ns, 'owner', ownerUid, i, sliceSizes[i], firsts[i]), {
+                void (await cluster.admin.create(collectionPath(EndpointSlices, ns), slice(i), {
                     fieldManager: 'bench.mesh-endpoints.io',
                 })),
         );

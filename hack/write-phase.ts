@@ -26,8 +26,8 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
-import { createClusterScaleObjects, listAsInformers } from '../bench/cluster-scale-objects.js';
-import { shapedSlice } from '../bench/write-baselines.js';
+import { createClusterScaleObjects, listAsInformers, sliceSizesOf } from '../bench/cluster-scale-objects.js';
+import { shapedSlice, shapedSlicesOfMix } from '../bench/write-baselines.js';
 import { ControllerProcess, machineCpuSeconds, statCpuSeconds } from '../bench/controller-process.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
@@ -49,9 +49,8 @@ const NICE = process.env.WRITE_PHASE_NICE;
 const services = Array.from({ length: SERVICES }, (_, i) => ({ name: `svc-${String(i).padStart(4, '0')}`, workloads: 10 }));
 services.push({ name: 'burst', workloads: 1_000 });
 if (process.env.WRITE_PHASE_BIG) services.push({ name: 'big', workloads: Number(process.env.WRITE_PHASE_BIG) });
-/** The endpoints of each slice of the initial sync, in the order of `services`: the baseline writes the same mix. */
-const sliceSizes = services.flatMap((s) => Array.from({ length: Math.ceil(s.workloads / 100) }, (_, k) => Math.min(100, s.workloads - k * 100)));
-const sliceFirsts = sliceSizes.map((_, i) => sliceSizes.slice(0, i).reduce((a, b) => a + b, 0));
+/** The endpoints of each slice of the initial sync: the baseline writes the same mix. */
+const sliceSizes = sliceSizesOf(services);
 const minimumSlices = sliceSizes.length;
 const BASELINE_N = Number(process.env.WRITE_PHASE_BASELINE_N ?? minimumSlices);
 const PROFILE_DIR = process.env.WRITE_PHASE_PROFILE;
@@ -167,7 +166,8 @@ interface BaselineOptions {
 
 /** The baseline: BASELINE_N creates of slices shaped as ours, from this process. */
 async function baseline(cluster: BenchCluster, ns: string, ownerUid: string, o: BaselineOptions): Promise<Phase> {
-    const slice = (i: number) => (i < sliceSizes.length ? shapedSlice(ns, 'owner', ownerUid, i, sliceSizes[i], sliceFirsts[i]) : shapedSlice(ns, 'owner', ownerUid, i));
+    const ofMix = shapedSlicesOfMix(ns, 'owner', ownerUid, sliceSizes);
+    const slice = (i: number) => (i < sliceSizes.length ? ofMix(i) : shapedSlice(ns, 'owner', ownerUid, i));
     const abort = new AbortController();
     // In the order of a controller's start: the apiserver's GC state, then its lists and watches.
     if (o.gcFirst) await collectApiserverGarbage(cluster);
