@@ -12,9 +12,10 @@ import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
-import { collectApiserverGarbage } from './apiserver-debug.js';
+import { collectApiserverGarbage, waitForGoMaxProcs } from './apiserver-debug.js';
 import { createClusterScaleObjects, slicesFor, sliceSizesOf, wlName, type ServiceSpec } from './cluster-scale-objects.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
+import { allowedCores, busyPercent, splitCores, type CoreLayout } from './core-layout.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { median, percentile, type Report } from './stats.js';
@@ -278,6 +279,8 @@ async function setUp(cluster: BenchCluster, ns: string, services: ServiceSpec[],
  * initial sync (its slices deleted first). Each pair's ratio of caches synced → last write to
  * the slices ÷ the baseline's rate, and the median:
  * one pair moves with the machine, the median less ("The apiserver's pace" in docs/benchmarks.md).
+ * Every pair runs twice in a row: on shared cores, then with the apiserver and etcd on cores of
+ * their own (bench/core-layout.ts), where a machine has two or more.
  */
 async function syncPairs(entry: string, cluster: BenchCluster, ns: string, leaseNs: string, watch: EndpointWatch, synced: () => boolean, sliceSizes: number[], report: Report, cleanups: Cleanups): Promise<void> {
     if (SYNC_PAIRS <= 0) return;
@@ -287,51 +290,85 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
         metadata: { name: 'owner' },
         spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     } as never);
-    const ratios: number[] = [];
-    for (let pair = 0; pair < SYNC_PAIRS; pair++) {
+    const perCreate = (seconds: number) => (seconds * 1000) / minimumWrites;
+    const idlePercent = ({ spend }: PairSide) => (100 * spend.machineIdleSeconds) / (spend.machineBusySeconds + spend.machineIdleSeconds);
+    const serverPids = [cluster.state.apiserverPid, cluster.state.etcdPid];
+    const ratios = { shared: [] as number[], split: [] as number[] };
+    let splitLayout: CoreLayout | undefined;
+
+    const onePair = async (pair: number, split: boolean): Promise<void> => {
         const load = loadavg()[0]!;
-        const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, sliceSizes);
-        await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}` }, timeoutMs: 120_000 });
-        await watch.until('the slices deleted', () => watch.slices.size === 0, 120_000);
-        await collectApiserverGarbage(cluster);
-        const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
-        let sync: PairSide;
-        let controllerCpuSeconds: number;
+        const cores = split ? splitCores(serverPids) : undefined;
+        if (split && !cores) return;
         try {
-            while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
-            const syncedAt = performance.now();
-            const controllerCpu0 = controller.cpuSeconds();
-            const endWindow = await spendWindow(cluster);
-            const doneAt = await watch.until('every slice of the initial sync', synced, 30 * 60_000);
-            controllerCpuSeconds = controller.cpuSeconds() - controllerCpu0;
-            sync = { ms: doneAt - syncedAt, spend: await endWindow() };
+            if (cores) await waitForGoMaxProcs(cluster, cores.layout.serverCores.length);
+            const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, sliceSizes);
+            await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}` }, timeoutMs: 120_000 });
+            await watch.until('the slices deleted', () => watch.slices.size === 0, 120_000);
+            await collectApiserverGarbage(cluster);
+            const controller = await ControllerProcess.start(entry, 'external-workloads', ['--kubeconfig', cluster.state.kubeconfig, '--namespace', leaseNs, '--watch-namespace', ns], cleanups);
+            let sync: PairSide;
+            let controllerCpuSeconds: number;
+            try {
+                while ((await controller.get('/readyz').catch(() => undefined))?.text !== 'ok') await sleep(20);
+                const syncedAt = performance.now();
+                const controllerCpu0 = controller.cpuSeconds();
+                const endWindow = await spendWindow(cluster);
+                const doneAt = await watch.until('every slice of the initial sync', synced, 30 * 60_000);
+                controllerCpuSeconds = controller.cpuSeconds() - controllerCpu0;
+                sync = { ms: doneAt - syncedAt, spend: await endWindow() };
+            } finally {
+                await controller.stop();
+            }
+            const ratio = sync.ms / ((minimumWrites / base.rate) * 1000);
+            const where = cores ? `, the apiserver and etcd on core ${cores.layout.serverCores.join(',')}, the clients on ${cores.layout.clientCores.join(',')}` : '';
+            const coresBusy: Record<string, number> = cores
+                ? {
+                      'apiserver and etcd cores busy, baseline (%)': busyPercent(base.spend.coreSeconds, cores.layout.serverCores),
+                      'apiserver and etcd cores busy, sync (%)': busyPercent(sync.spend.coreSeconds, cores.layout.serverCores),
+                      "clients' cores busy, baseline (%)": busyPercent(base.spend.coreSeconds, cores.layout.clientCores),
+                      "clients' cores busy, sync (%)": busyPercent(sync.spend.coreSeconds, cores.layout.clientCores),
+                  }
+                : {};
+            (split ? ratios.split : ratios.shared).push(ratio);
+            splitLayout = cores?.layout ?? splitLayout;
+            report.value(BENCHMARK, `initial sync, pair ${pair + 1} of ${SYNC_PAIRS}${where}: caches synced (/readyz, 20 ms probes) to last slice write, ratio to minimum writes / the pair's baseline`, minimumWrites, 'slices', ratio, 'x', undefined, {
+                'caches synced to last slice write (ms)': sync.ms,
+                "the pair's baseline, creates/s": base.rate,
+                ...coresBusy,
+                'machine CPU per create, baseline (ms)': perCreate(base.spend.machineBusySeconds),
+                'machine CPU per create, sync (ms)': perCreate(sync.spend.machineBusySeconds),
+                'machine idle, baseline (%)': idlePercent(base),
+                'machine idle, sync (%)': idlePercent(sync),
+                'apiserver CPU per create, baseline (ms)': perCreate(base.spend.apiserver.cpuSeconds),
+                'apiserver CPU per create, sync (ms)': perCreate(sync.spend.apiserver.cpuSeconds),
+                "the baseline client's CPU per create (ms)": perCreate(base.spend.benchCpuSeconds),
+                'controller CPU per create (ms)': perCreate(controllerCpuSeconds),
+                "the bench's watch, CPU per create during the sync (ms)": perCreate(sync.spend.benchCpuSeconds),
+                'apiserver Go GCs, baseline': base.spend.apiserver.gcs,
+                'apiserver Go GCs, sync': sync.spend.apiserver.gcs,
+                'apiserver MB allocated, baseline': base.spend.apiserver.allocatedMb,
+                'apiserver MB allocated, sync': sync.spend.apiserver.allocatedMb,
+                'load average at start': load,
+            });
         } finally {
-            await controller.stop();
+            if (cores) {
+                cores.restore();
+                await waitForGoMaxProcs(cluster, allowedCores().length);
+            }
         }
-        const ratio = sync.ms / ((minimumWrites / base.rate) * 1000);
-        ratios.push(ratio);
-        const perCreate = (seconds: number) => (seconds * 1000) / minimumWrites;
-        const idlePercent = ({ spend }: PairSide) => (100 * spend.machineIdleSeconds) / (spend.machineBusySeconds + spend.machineIdleSeconds);
-        report.value(BENCHMARK, `initial sync, pair ${pair + 1} of ${SYNC_PAIRS}: caches synced (/readyz, 20 ms probes) to last slice write, ratio to minimum writes / the pair's baseline`, minimumWrites, 'slices', ratio, 'x', undefined, {
-            'caches synced to last slice write (ms)': sync.ms,
-            "the pair's baseline, creates/s": base.rate,
-            'machine CPU per create, baseline (ms)': perCreate(base.spend.machineBusySeconds),
-            'machine CPU per create, sync (ms)': perCreate(sync.spend.machineBusySeconds),
-            'machine idle, baseline (%)': idlePercent(base),
-            'machine idle, sync (%)': idlePercent(sync),
-            'apiserver CPU per create, baseline (ms)': perCreate(base.spend.apiserver.cpuSeconds),
-            'apiserver CPU per create, sync (ms)': perCreate(sync.spend.apiserver.cpuSeconds),
-            "the baseline client's CPU per create (ms)": perCreate(base.spend.benchCpuSeconds),
-            'controller CPU per create (ms)': perCreate(controllerCpuSeconds),
-            "the bench's watch, CPU per create during the sync (ms)": perCreate(sync.spend.benchCpuSeconds),
-            'apiserver Go GCs, baseline': base.spend.apiserver.gcs,
-            'apiserver Go GCs, sync': sync.spend.apiserver.gcs,
-            'apiserver MB allocated, baseline': base.spend.apiserver.allocatedMb,
-            'apiserver MB allocated, sync': sync.spend.apiserver.allocatedMb,
-            'load average at start': load,
-        });
+    };
+
+    for (let pair = 0; pair < SYNC_PAIRS; pair++) {
+        await onePair(pair, false);
+        await onePair(pair, true);
     }
-    report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs: median ratio`, minimumWrites, 'slices', median(ratios), 'x', undefined, { min: Math.min(...ratios), max: Math.max(...ratios) });
+    const summary = (of: number[]) => ({ min: Math.min(...of), max: Math.max(...of) });
+    report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs: median ratio`, minimumWrites, 'slices', median(ratios.shared), 'x', undefined, summary(ratios.shared));
+    if (splitLayout) {
+        const where = `the apiserver and etcd on core ${splitLayout.serverCores.join(',')}, the clients on ${splitLayout.clientCores.join(',')}`;
+        report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs, ${where}: median ratio`, minimumWrites, 'slices', median(ratios.split), 'x', undefined, summary(ratios.split));
+    }
 }
 
 async function setReady(cluster: BenchCluster, ns: string, name: string, ready: boolean): Promise<number> {

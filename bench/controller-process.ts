@@ -15,14 +15,28 @@ export function statCpuSeconds(statPath: string): number {
     return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+export interface CpuSeconds {
+    busy: number;
+    idle: number;
+}
+
 /**
- * The whole machine's CPU seconds so far, busy and idle (all cores; /proc/stat's first line).
- * Busy is user, nice, system, irq and softirq: guest time is already in user and nice, and
- * time stolen by the hypervisor ran nothing of ours.
+ * The whole machine's CPU seconds so far, busy and idle, all cores together and each core's
+ * (/proc/stat's "cpu" and "cpuN" lines). Busy is user, nice, system, irq and softirq: guest time
+ * is already in user and nice, and time stolen by the hypervisor ran nothing of ours.
  */
-export function machineCpuSeconds(): { busy: number; idle: number } {
-    const [user, nice, system, idle, iowait, irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
-    return { busy: (user! + nice! + system! + irq! + softirq!) / 100, idle: (idle! + iowait!) / 100 };
+export function machineCpuSeconds(): CpuSeconds & { cores: Map<number, CpuSeconds> } {
+    const cores = new Map<number, CpuSeconds>();
+    let machine: CpuSeconds = { busy: 0, idle: 0 };
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+        const match = /^cpu(\d*)\s+(.*)$/.exec(line);
+        if (!match) continue;
+        const [user, nice, system, idle, iowait, irq, softirq] = match[2]!.split(/\s+/).map(Number) as number[];
+        const seconds = { busy: (user! + nice! + system! + irq! + softirq!) / 100, idle: (idle! + iowait!) / 100 };
+        if (match[1] === '') machine = seconds;
+        else cores.set(Number(match[1]), seconds);
+    }
+    return { ...machine, cores };
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -7,7 +7,7 @@ import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js
 import { collectionPath, EndpointSlices, Services, objectPath } from '../src/kube/resources.js';
 import { apiserverSpend, collectApiserverGarbage, spentSince, type ApiserverSpend } from './apiserver-debug.js';
 import { ipOf, listAsInformers, wlName } from './cluster-scale-objects.js';
-import { machineCpuSeconds } from './controller-process.js';
+import { machineCpuSeconds, type CpuSeconds } from './controller-process.js';
 import type { BenchCluster } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import type { Report } from './stats.js';
@@ -125,6 +125,8 @@ export interface WindowSpend {
     benchCpuSeconds: number;
     machineBusySeconds: number;
     machineIdleSeconds: number;
+    /** Each core's share of the machine's spend, by core number. */
+    coreSeconds: Map<number, CpuSeconds>;
 }
 
 /** Starts measuring a window; the returned function ends it. */
@@ -140,6 +142,7 @@ export async function spendWindow(cluster: BenchCluster): Promise<() => Promise<
             benchCpuSeconds: (bench.user + bench.system) / 1e6,
             machineBusySeconds: machine.busy - machine0.busy,
             machineIdleSeconds: machine.idle - machine0.idle,
+            coreSeconds: new Map([...machine.cores].map(([core, { busy, idle }]) => [core, { busy: busy - machine0.cores.get(core)!.busy, idle: idle - machine0.cores.get(core)!.idle }])),
         };
     };
 }

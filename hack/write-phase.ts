@@ -19,16 +19,18 @@
 //                                           (WRITE_PHASE_PROFILE_SECONDS, 4 by default: the phase and some idle);
 //                                           compare: go tool pprof -top -cum -diff_base=DIR/0-0-baseline.pb.gz DIR/0-0-controller.pb.gz
 //   WRITE_PHASE_LIKE_SYNC=1                 each baseline as bench/cluster-scale.ts's pairs: a GC, the informers' lists, two watches first
+//   WRITE_PHASE_SPLIT=1                     the apiserver and etcd on half the cores, this tool and the controllers on the rest
 //   WRITE_PHASE_GC=1                        a full Go GC of the apiserver before each baseline and each controller start
 //   Each phase also prints what the apiserver and etcd counted meanwhile (requests by verb and
 //   resource, watch events sent, Go GCs, etcd's WAL fsyncs and backend commits).
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
+import { apiserverCpuProfile, collectApiserverGarbage, waitForGoMaxProcs } from '../bench/apiserver-debug.js';
 import { createClusterScaleObjects, listAsInformers, sliceSizesOf } from '../bench/cluster-scale-objects.js';
 import { shapedSlice, shapedSlicesOfMix } from '../bench/write-baselines.js';
 import { ControllerProcess, machineCpuSeconds, statCpuSeconds } from '../bench/controller-process.js';
+import { splitCores } from '../bench/core-layout.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
@@ -59,6 +61,8 @@ const PROFILE_SECONDS = Number(process.env.WRITE_PHASE_PROFILE_SECONDS ?? 4);
 const GC_FIRST = process.env.WRITE_PHASE_GC === '1';
 /** The paired baseline as cluster-scale's pairs run it: a GC, the informers' lists and two slice watches first. */
 const LIKE_SYNC = process.env.WRITE_PHASE_LIKE_SYNC === '1';
+/** The apiserver and etcd on cores of their own, this tool and the controllers on the rest (bench/core-layout.ts). */
+const SPLIT = process.env.WRITE_PHASE_SPLIT === '1';
 const MANAGED = 'endpointslice.kubernetes.io/managed-by=external-workloads.mesh-endpoints.io';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -375,6 +379,8 @@ async function main(): Promise<void> {
             spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
         } as never);
         await createClusterScaleObjects(cluster, ns, services);
+        const split = SPLIT ? splitCores([cluster.state.apiserverPid, cluster.state.etcdPid]) : undefined;
+        if (split) await waitForGoMaxProcs(cluster, split.layout.serverCores.length);
         if (NICE) {
             for (const pid of [cluster.state.apiserverPid, cluster.state.etcdPid, process.pid]) writeFileSync(`/proc/${pid}/autogroup`, NICE);
             process.env.BENCH_CONTROLLER_NICE = NICE;
