@@ -12,6 +12,7 @@
 //   WRITE_PHASE_VARIANTS="A=|B=--max-opt=2" each entry with several sets of node flags (after the bundle's own)
 //   WRITE_PHASE_NICE=-10                    (root) etcd, the apiserver, the controller and this process raised
 //   WRITE_PHASE_BASELINES_ONLY=N            N rounds of the baseline alone, in several conditions
+//   WRITE_PHASE_KINDS="plain|metadata answers"   only these of them
 //   BENCH_SERVICES=1000                     Services of 10 workloads (plus one of 1 000), as cluster-scale
 //   WRITE_PHASE_BIG=10000                   one more Service of that many workloads (as SCALE=large); the baseline writes the same mix of slices
 //   WRITE_PHASE_BASELINE_N=400              the baseline's creates (default: as many as the sync's minimum)
@@ -341,7 +342,9 @@ async function baselinesOnly(rounds: number, cluster: BenchCluster, writesNs: st
         { name: 'two watches', watchers: 2 },
         { name: 'after a list', listFirst: scaleNs },
         { name: 'metadata answers', metadata: true },
-    ];
+        { name: 'two watches, GC', watchers: 2, gcFirst: true },
+        { name: 'metadata, two watches, GC', metadata: true, watchers: 2, gcFirst: true },
+    ].filter(({ name }) => !process.env.WRITE_PHASE_KINDS || process.env.WRITE_PHASE_KINDS.split('|').includes(name));
     const idle0 = cpu(cluster.state.apiserverPid);
     await sleep(5_000);
     console.log(`apiserver idle: ${(((cpu(cluster.state.apiserverPid) - idle0) / 5) * 1000).toFixed(0)} ms of CPU per second`);
