@@ -30,11 +30,12 @@ function pin(pid: number, cores: number[]): void {
 /**
  * Puts `serverPids` on the first half of the allowed cores and this process on the rest, until
  * the returned function puts all of them back on every allowed core. Undefined with fewer than two
- * cores.
+ * cores, or with GOMAXPROCS set in the environment the apiserver and etcd inherited (their Go
+ * runtimes would then keep two Ps on one core).
  */
 export function splitCores(serverPids: number[]): { layout: CoreLayout; restore: () => void } | undefined {
     const all = allowedCores();
-    if (all.length < 2) return undefined;
+    if (all.length < 2 || process.env.GOMAXPROCS) return undefined;
     const half = Math.floor(all.length / 2);
     const layout = { serverCores: all.slice(0, half), clientCores: all.slice(half) };
     for (const pid of serverPids) pin(pid, layout.serverCores);
