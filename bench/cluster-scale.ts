@@ -12,10 +12,10 @@ import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
-import { collectApiserverGarbage, waitForGoMaxProcs } from './apiserver-debug.js';
+import { collectApiserverGarbage } from './apiserver-debug.js';
 import { createClusterScaleObjects, slicesFor, sliceSizesOf, wlName, type ServiceSpec } from './cluster-scale-objects.js';
 import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
-import { allowedCores, busyPercent, splitCores, type CoreLayout } from './core-layout.js';
+import { busyPercent, coreSplit, describeSplit, splitClusterCores, type CoreLayout } from './core-layout.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { median, percentile, type Report } from './stats.js';
@@ -292,16 +292,14 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
     } as never);
     const perCreate = (seconds: number) => (seconds * 1000) / minimumWrites;
     const idlePercent = ({ spend }: PairSide) => (100 * spend.machineIdleSeconds) / (spend.machineBusySeconds + spend.machineIdleSeconds);
-    const serverPids = [cluster.state.apiserverPid, cluster.state.etcdPid];
+    const split = coreSplit();
     const ratios = { shared: [] as number[], split: [] as number[] };
-    let splitLayout: CoreLayout | undefined;
 
-    const onePair = async (pair: number, split: boolean): Promise<void> => {
+    /** One pair, on shared cores or (`cores`) split. */
+    const onePair = async (pair: number, cores: CoreLayout | undefined): Promise<void> => {
         const load = loadavg()[0]!;
-        const cores = split ? splitCores(serverPids) : undefined;
-        if (split && !cores) return;
+        const restoreCores = cores && (await splitClusterCores(cluster, cores));
         try {
-            if (cores) await waitForGoMaxProcs(cluster, cores.layout.serverCores.length);
             const base = await pairBaseline(cluster, pairsNs, owner.metadata.uid, ns, sliceSizes);
             await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { query: { labelSelector: `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}` }, timeoutMs: 120_000 });
             await watch.until('the slices deleted', () => watch.slices.size === 0, 120_000);
@@ -321,17 +319,16 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
                 await controller.stop();
             }
             const ratio = sync.ms / ((minimumWrites / base.rate) * 1000);
-            const where = cores ? `, the apiserver and etcd on core ${cores.layout.serverCores.join(',')}, the clients on ${cores.layout.clientCores.join(',')}` : '';
+            const where = cores ? `, ${describeSplit(cores)}` : '';
             const coresBusy: Record<string, number> = cores
                 ? {
-                      'apiserver and etcd cores busy, baseline (%)': busyPercent(base.spend.coreSeconds, cores.layout.serverCores),
-                      'apiserver and etcd cores busy, sync (%)': busyPercent(sync.spend.coreSeconds, cores.layout.serverCores),
-                      "clients' cores busy, baseline (%)": busyPercent(base.spend.coreSeconds, cores.layout.clientCores),
-                      "clients' cores busy, sync (%)": busyPercent(sync.spend.coreSeconds, cores.layout.clientCores),
+                      'apiserver and etcd cores busy, baseline (%)': busyPercent(base.spend.coreSeconds, cores.serverCores),
+                      'apiserver and etcd cores busy, sync (%)': busyPercent(sync.spend.coreSeconds, cores.serverCores),
+                      "clients' cores busy, baseline (%)": busyPercent(base.spend.coreSeconds, cores.clientCores),
+                      "clients' cores busy, sync (%)": busyPercent(sync.spend.coreSeconds, cores.clientCores),
                   }
                 : {};
-            (split ? ratios.split : ratios.shared).push(ratio);
-            splitLayout = cores?.layout ?? splitLayout;
+            (cores ? ratios.split : ratios.shared).push(ratio);
             report.value(BENCHMARK, `initial sync, pair ${pair + 1} of ${SYNC_PAIRS}${where}: caches synced (/readyz, 20 ms probes) to last slice write, ratio to minimum writes / the pair's baseline`, minimumWrites, 'slices', ratio, 'x', undefined, {
                 'caches synced to last slice write (ms)': sync.ms,
                 "the pair's baseline, creates/s": base.rate,
@@ -352,22 +349,18 @@ async function syncPairs(entry: string, cluster: BenchCluster, ns: string, lease
                 'load average at start': load,
             });
         } finally {
-            if (cores) {
-                cores.restore();
-                await waitForGoMaxProcs(cluster, allowedCores().length);
-            }
+            await restoreCores?.();
         }
     };
 
     for (let pair = 0; pair < SYNC_PAIRS; pair++) {
-        await onePair(pair, false);
-        await onePair(pair, true);
+        await onePair(pair, undefined);
+        if (split) await onePair(pair, split);
     }
     const summary = (of: number[]) => ({ min: Math.min(...of), max: Math.max(...of) });
     report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs: median ratio`, minimumWrites, 'slices', median(ratios.shared), 'x', undefined, summary(ratios.shared));
-    if (splitLayout) {
-        const where = `the apiserver and etcd on core ${splitLayout.serverCores.join(',')}, the clients on ${splitLayout.clientCores.join(',')}`;
-        report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs, ${where}: median ratio`, minimumWrites, 'slices', median(ratios.split), 'x', undefined, summary(ratios.split));
+    if (split) {
+        report.value(BENCHMARK, `initial sync, ${SYNC_PAIRS} pairs, ${describeSplit(split)}: median ratio`, minimumWrites, 'slices', median(ratios.split), 'x', undefined, summary(ratios.split));
     }
 }
 

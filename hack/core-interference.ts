@@ -4,8 +4,8 @@
 // apiserver's CPU per create and the window's time for each.
 //   npx tsx hack/core-interference.ts [ROUNDS] [DUTY_PERCENT]
 import { spawn } from 'node:child_process';
-import { collectApiserverGarbage, waitForGoMaxProcs } from '../bench/apiserver-debug.js';
-import { splitCores, busyPercent } from '../bench/core-layout.js';
+import { collectApiserverGarbage } from '../bench/apiserver-debug.js';
+import { busyPercent, coreSplit, splitClusterCores } from '../bench/core-layout.js';
 import { Cleanups, benchClusterName, startBenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { shapedSlice, spendWindow } from '../bench/write-baselines.js';
@@ -21,8 +21,9 @@ const cluster = await startBenchCluster(benchClusterName('interference'), cleanu
 try {
     const ns = await cluster.namespace('writes');
     const owner = await cluster.admin.create<{ metadata: { uid: string } }>(collectionPath(Services, ns), { metadata: { name: 'owner' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] } } as never);
-    const cores = splitCores([cluster.state.apiserverPid, cluster.state.etcdPid])!;
-    await waitForGoMaxProcs(cluster, cores.layout.serverCores.length);
+    const cores = coreSplit();
+    if (!cores) throw new Error('no split of the cores here: one core, or GOMAXPROCS set');
+    const restoreCores = await splitClusterCores(cluster, cores);
     for (let round = 0; round < ROUNDS * 2; round++) {
         const burn = round % 2 === 1;
         // Busy DUTY of every 10 ms, idle the rest: a client core about as busy as a controller's.
@@ -36,10 +37,10 @@ try {
         const ms = performance.now() - started;
         const spend = await end();
         burner?.kill('SIGKILL');
-        console.log(`${burn ? `burner ${DUTY}%` : 'no burner '}: ${(N / (ms / 1000)).toFixed(0)} creates/s, apiserver CPU per create ${((spend.apiserver.cpuSeconds * 1000) / N).toFixed(2)} ms, GCs ${spend.apiserver.gcs}, server core busy ${busyPercent(spend.coreSeconds, cores.layout.serverCores).toFixed(0)} %, clients' core ${busyPercent(spend.coreSeconds, cores.layout.clientCores).toFixed(0)} %`);
+        console.log(`${burn ? `burner ${DUTY}%` : 'no burner '}: ${(N / (ms / 1000)).toFixed(0)} creates/s, apiserver CPU per create ${((spend.apiserver.cpuSeconds * 1000) / N).toFixed(2)} ms, GCs ${spend.apiserver.gcs}, server core busy ${busyPercent(spend.coreSeconds, cores.serverCores).toFixed(0)} %, clients' core ${busyPercent(spend.coreSeconds, cores.clientCores).toFixed(0)} %`);
         await cluster.admin.request('DELETE', collectionPath(EndpointSlices, ns), { timeoutMs: 120_000 });
     }
-    cores.restore();
+    await restoreCores();
 } finally {
     await cluster.stop();
 }

@@ -27,11 +27,11 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { apiserverCpuProfile, collectApiserverGarbage, waitForGoMaxProcs } from '../bench/apiserver-debug.js';
+import { apiserverCpuProfile, collectApiserverGarbage } from '../bench/apiserver-debug.js';
 import { createClusterScaleObjects, listAsInformers, sliceSizesOf } from '../bench/cluster-scale-objects.js';
 import { shapedSlice, shapedSlicesOfMix } from '../bench/write-baselines.js';
 import { ControllerProcess, machineCpuSeconds, statCpuSeconds } from '../bench/controller-process.js';
-import { splitCores } from '../bench/core-layout.js';
+import { coreSplit, splitClusterCores } from '../bench/core-layout.js';
 import { Cleanups, benchClusterName, startBenchCluster, type BenchCluster } from '../bench/local-cluster.js';
 import { inParallel } from '../bench/parallel.js';
 import { DEFAULT_CONCURRENT_SYNCS } from '../src/externalworkloads/controller.js';
@@ -382,8 +382,8 @@ async function main(): Promise<void> {
             spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
         } as never);
         await createClusterScaleObjects(cluster, ns, services);
-        const split = SPLIT ? splitCores([cluster.state.apiserverPid, cluster.state.etcdPid]) : undefined;
-        if (split) await waitForGoMaxProcs(cluster, split.layout.serverCores.length);
+        const split = SPLIT ? coreSplit() : undefined;
+        if (split) await splitClusterCores(cluster, split);
         if (NICE) {
             for (const pid of [cluster.state.apiserverPid, cluster.state.etcdPid, process.pid]) writeFileSync(`/proc/${pid}/autogroup`, NICE);
             process.env.BENCH_CONTROLLER_NICE = NICE;
