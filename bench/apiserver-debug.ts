@@ -22,11 +22,6 @@ async function debugGet(cluster: TestCluster, path: string): Promise<Buffer> {
     });
 }
 
-/** A Go CPU profile (pprof's protobuf) of the apiserver over the next `seconds`. */
-export function apiserverCpuProfile(cluster: TestCluster, seconds: number): Promise<Buffer> {
-    return debugGet(cluster, `/debug/pprof/profile?seconds=${seconds}`);
-}
-
 /** Runs a full Go garbage collection in the apiserver (the heap profile's gc=1) and waits for it. */
 export async function collectApiserverGarbage(cluster: TestCluster): Promise<void> {
     await debugGet(cluster, '/debug/pprof/heap?gc=1');

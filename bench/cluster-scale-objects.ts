@@ -1,6 +1,5 @@
-// The objects cluster-scale and the tools beside it (hack/startup-timeline.ts,
-// hack/write-phase.ts) lay out: Services of ExternalWorkloads, named and addressed the same way
-// everywhere, and the reads a controller's informers make of them at start-up.
+// The objects cluster-scale and its write baselines lay out: Services of ExternalWorkloads, named
+// and addressed the same way everywhere, and the reads a controller's informers make of them at start-up.
 import type { BenchCluster } from './local-cluster.js';
 import { collectionPath, ExternalWorkloads, Services } from '../src/kube/resources.js';
 import { inParallel } from './parallel.js';
@@ -26,7 +25,7 @@ export const sliceSizesOf = (services: ServiceSpec[]) =>
 
 /**
  * The Services and their ExternalWorkloads (without status: not ready until a benchmark flips
- * them, half the set-up writes); hack/startup-timeline.ts builds the same. Returns the workloads made.
+ * them, half the set-up writes). Returns the workloads made.
  */
 export async function createClusterScaleObjects(cluster: BenchCluster, ns: string, services: ServiceSpec[]): Promise<number> {
     let n = 0;

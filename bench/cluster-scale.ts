@@ -9,16 +9,18 @@
 import { loadavg } from 'node:os';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { DEFAULT_MANAGED_BY } from '../src/externalworkloads/controller.js';
-import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
+import type { KubeRest } from '../src/kube/rest.js';
+import type { KubeObject } from '../src/kube/store.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Leases, Services, objectPath } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { collectApiserverGarbage } from './apiserver-debug.js';
 import { createClusterScaleObjects, slicesFor, sliceSizesOf, wlName, type ServiceSpec } from './cluster-scale-objects.js';
-import { ControllerProcess, controllerEntry, metricFrom, withTimeout } from './controller-process.js';
+import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { busyPercent, coreSplit, describeSplit, splitClusterCores, type CoreLayout } from './core-layout.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
 import { median, percentile, type Report } from './stats.js';
+import { ObjectWatch, Waiters, type WatchEventType } from './watch.js';
 import { apiserverWriteRate, pairBaseline, spendWindow, type PairSide } from './write-baselines.js';
 
 const BENCHMARK = 'cluster-scale';
@@ -47,63 +49,25 @@ class EndpointWatch {
     endpoints = 0;
     events = 0;
     lastEventAt = 0;
-    private readonly waiters = new Map<string, { want: boolean; resolve: (at: number) => void }>();
-    private readonly conditionWaiters = new Set<{ check: () => boolean; resolve: (at: number) => void }>();
-    private readonly abort = new AbortController();
-    private running: Promise<void> = Promise.resolve();
-    private resourceVersion = '';
-    private failure: Error | undefined;
-    private readonly rejecters = new Set<(err: Error) => void>();
+    private readonly waiters = new Waiters();
+    private watch: ObjectWatch<V1EndpointSlice & KubeObject> | undefined;
 
     constructor(
         private readonly rest: KubeRest,
         private readonly namespace: string,
     ) {}
 
-    private get selector() {
-        return `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}`;
-    }
-
     async start(): Promise<void> {
-        const list = await this.rest.get<{ metadata: { resourceVersion: string }; items: V1EndpointSlice[] }>(collectionPath(EndpointSlices, this.namespace), { labelSelector: this.selector });
-        for (const slice of list.items) this.apply('ADDED', slice, performance.now());
-        this.resourceVersion = list.metadata.resourceVersion;
-        this.running = this.run();
-        await sleep(300); // the watch request is registered before anything is timed
+        this.watch = await ObjectWatch.start<V1EndpointSlice & KubeObject>(
+            this.rest,
+            collectionPath(EndpointSlices, this.namespace),
+            `endpointslice.kubernetes.io/managed-by=${DEFAULT_MANAGED_BY}`,
+            (type, slice, at) => this.apply(type, slice, at),
+            (err) => this.waiters.fail(err),
+        );
     }
 
-    /** A watch the apiserver ends or drops is resumed where it stopped; one too old to resume fails the waiters. */
-    private async run(): Promise<void> {
-        while (!this.abort.signal.aborted) {
-            try {
-                await this.rest.watch(
-                    collectionPath(EndpointSlices, this.namespace),
-                    { labelSelector: this.selector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
-                    this.abort.signal,
-                    (event) => this.apply(event.type, event.object as V1EndpointSlice, performance.now()),
-                    () => undefined,
-                );
-            } catch (err) {
-                if (this.abort.signal.aborted) return;
-                if (isGone(err)) return this.fail(err as Error);
-                await sleep(100);
-            }
-        }
-    }
-
-    private fail(err: Error): void {
-        this.failure = err;
-        for (const reject of this.rejecters) reject(err);
-        this.rejecters.clear();
-    }
-
-    private apply(type: string, slice: V1EndpointSlice, at: number): void {
-        if (type === 'ERROR') {
-            const status = slice as unknown as { code?: number; reason?: string; message?: string };
-            throw new ApiError(status.code ?? 0, status.reason ?? '', `slice watch: ${status.message}`);
-        }
-        this.resourceVersion = slice.metadata?.resourceVersion ?? this.resourceVersion;
-        if (type === 'BOOKMARK') return;
+    private apply(type: WatchEventType, slice: V1EndpointSlice, at: number): void {
         this.events++;
         this.lastEventAt = at;
         const name = slice.metadata!.name!;
@@ -114,45 +78,19 @@ class EndpointWatch {
         else {
             this.slices.set(name, slice);
             this.endpoints += slice.endpoints?.length ?? 0;
-            for (const e of slice.endpoints ?? []) {
-                const key = `${service}/${e.targetRef?.name}`;
-                const ready = e.conditions?.ready === true;
-                this.ready.set(key, ready);
-                const waiter = this.waiters.get(key);
-                if (waiter && waiter.want === ready) {
-                    this.waiters.delete(key);
-                    waiter.resolve(at);
-                }
-            }
+            for (const e of slice.endpoints ?? []) this.ready.set(`${service}/${e.targetRef?.name}`, e.conditions?.ready === true);
         }
-        for (const waiter of this.conditionWaiters) {
-            if (!waiter.check()) continue;
-            this.conditionWaiters.delete(waiter);
-            waiter.resolve(at);
-        }
+        this.waiters.wake(at);
     }
 
     /** When the endpoint of `workload` in `service`'s slices shows ready === want. */
     endpointReady(service: string, workload: string, want: boolean, timeoutMs: number): Promise<number> {
         const key = `${service}/${workload}`;
-        if (this.ready.get(key) === want) return Promise.resolve(performance.now());
-        return this.waitFor(`${key} ready=${want}`, timeoutMs, (resolve) => this.waiters.set(key, { want, resolve }));
+        return this.waiters.until(`${key} ready=${want}`, () => this.ready.get(key) === want, timeoutMs);
     }
 
     until(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
-        if (check()) return Promise.resolve(performance.now());
-        return this.waitFor(what, timeoutMs, (resolve) => this.conditionWaiters.add({ check, resolve }));
-    }
-
-    private waitFor(what: string, timeoutMs: number, register: (resolve: (at: number) => void) => void): Promise<number> {
-        if (this.failure) return Promise.reject(this.failure);
-        let rejecter: (err: Error) => void = () => undefined;
-        const waiting = new Promise<number>((resolve, reject) => {
-            rejecter = reject;
-            this.rejecters.add(reject);
-            register(resolve);
-        });
-        return withTimeout(waiting, timeoutMs, what).finally(() => this.rejecters.delete(rejecter));
+        return this.waiters.until(what, check, timeoutMs);
     }
 
     readyCount(service: string): number {
@@ -165,8 +103,7 @@ class EndpointWatch {
     }
 
     async stop(): Promise<void> {
-        this.abort.abort();
-        await this.running;
+        await this.watch?.stop();
     }
 }
 

@@ -39,7 +39,7 @@ export function machineCpuSeconds(): CpuSeconds & { cores: Map<number, CpuSecond
     return { ...machine, cores };
 }
 
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
@@ -56,7 +56,7 @@ export function controllerEntry(): string {
 }
 
 /** The node flags a bundle runs with as users run it: those of its first line (`#!/usr/bin/env -S node FLAGS`), as the image's ENTRYPOINT. */
-export function nodeFlagsOf(entry: string): string[] {
+function nodeFlagsOf(entry: string): string[] {
     const firstLine = readFileSync(entry, 'utf8').slice(0, 200).split('\n')[0]!;
     const words = firstLine.startsWith('#!') ? firstLine.split(/\s+/) : [];
     return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));

@@ -8,7 +8,7 @@ import { installCrds } from '../src/testing/crds.js';
 import { createService, createWorkload, metricValue, runExternalWorkloads, setReady, type RunningController } from '../test/integration/support.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { inParallel } from './parallel.js';
-import { SliceWatch } from './slice-watch.js';
+import { SliceWatch } from './watch.js';
 import { median, type Report } from './stats.js';
 
 const BENCHMARK = 'external-workloads';

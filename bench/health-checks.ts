@@ -31,13 +31,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Addresses from 10/8, one per workload; never connected to. */
 const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 
-export interface ProbeServers {
+interface ProbeServers {
     ports: number[];
     requests(): number;
     close(): void;
 }
 
-export async function startProbeServers(): Promise<ProbeServers> {
+async function startProbeServers(): Promise<ProbeServers> {
     let requests = 0;
     const servers: Server[] = [];
     for (let i = 0; i < SERVERS; i++) {
@@ -56,7 +56,7 @@ export async function startProbeServers(): Promise<ProbeServers> {
 }
 
 /** `count` workloads in `ns`, each with an HTTP probe of one of the loopback servers (16 creates at a time). */
-export async function createProbedWorkloads(cluster: BenchCluster, ns: string, servers: ProbeServers, count: number): Promise<void> {
+async function createProbedWorkloads(cluster: BenchCluster, ns: string, servers: ProbeServers, count: number): Promise<void> {
     await inParallel([...Array(count).keys()], 16, async (i) => {
         await cluster.admin.create(collectionPath(ExternalWorkloads, ns), {
             apiVersion: 'workload.linkerd.io/v1beta1',
@@ -67,7 +67,7 @@ export async function createProbedWorkloads(cluster: BenchCluster, ns: string, s
     });
 }
 
-export interface Snapshot {
+interface Snapshot {
     at: number;
     cpuS: number;
     probes: number;
@@ -78,7 +78,7 @@ export interface Snapshot {
     served: number;
 }
 
-export async function snapshot(controller: ControllerProcess, servers: ProbeServers): Promise<Snapshot> {
+async function snapshot(controller: ControllerProcess, servers: ProbeServers): Promise<Snapshot> {
     const { text } = await controller.get('/metrics');
     const m = (name: string, labels = '') => metricFrom(text, `${METRIC}${name}`, labels) || 0;
     return {

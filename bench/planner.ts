@@ -171,7 +171,7 @@ async function slicedPlanningBenchmark(report: Report): Promise<void> {
  * Services per run so that a run is long enough to time. In CPU ms of the process (GC threads
  * included), which a loaded machine stretches less than wall time.
  */
-export function serviceSyncBenchmark(report: Report): void {
+function serviceSyncBenchmark(report: Report): void {
     const SERVICES = 1_000;
     const PER_SERVICE = 10;
     const shared = new SharedValues();

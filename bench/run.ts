@@ -57,6 +57,10 @@ function summaryJson(summary: Record<string, unknown>, figures: unknown[]): stri
 }
 
 async function main(argv: string[]): Promise<number> {
+    if (argv.includes('--help')) {
+        process.stdout.write(`usage: npx tsx bench/run.ts [${Object.keys(BENCHMARKS).join('] [')}]   (all by default; SCALE=large for the large figures)\n`);
+        return 0;
+    }
     const unknown = argv.filter((name) => !(name in BENCHMARKS));
     if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     const selected = argv.length > 0 ? argv : Object.keys(BENCHMARKS);

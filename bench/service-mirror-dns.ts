@@ -17,7 +17,7 @@ import {
     type RunningMirror,
 } from '../test/integration/mirror-support.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { SliceWatch } from './slice-watch.js';
+import { SliceWatch } from './watch.js';
 import { median, type Report } from './stats.js';
 
 const BENCHMARK = 'service-mirror-dns';

@@ -20,7 +20,7 @@ import { TestDnsServer } from '../src/testing/dns-server.js';
 import { apiserverMetrics, apiserverRequestSums, apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { ObjectWatch, type WatchEventType } from './object-watch.js';
+import { ObjectWatch, Waiters, type WatchEventType } from './watch.js';
 import { inParallel } from './parallel.js';
 import type { Report } from './stats.js';
 
@@ -73,18 +73,19 @@ class MirrorWatch {
     private readonly serviceCount = new Map<string, number>();
     /** "cluster/ns/svc addresses" → when the mirror first had them. */
     readonly firstSeen = new Map<string, number>();
-    private readonly waiters = new Set<{ check: () => boolean; resolve: (at: number) => void }>();
-    private watches: { failure?: Error; stop(): Promise<void> }[] = [];
+    private readonly waiters = new Waiters();
+    private watches: { stop(): Promise<void> }[] = [];
 
     static async start(local: BenchCluster): Promise<MirrorWatch> {
         const watch = new MirrorWatch();
         watch.watches = await Promise.all([
-            ObjectWatch.start<V1Service & KubeObject>(local.admin, collectionPath(Services), `${MIRRORED_SERVICE_LABEL}=true`, (t, s, at) => watch.onService(t, s, at)),
+            ObjectWatch.start<V1Service & KubeObject>(local.admin, collectionPath(Services), `${MIRRORED_SERVICE_LABEL}=true`, (t, s, at) => watch.onService(t, s, at), (err) => watch.waiters.fail(err)),
             ObjectWatch.start<V1EndpointSlice & KubeObject>(
                 local.admin,
                 collectionPath(EndpointSlices),
                 `endpointslice.kubernetes.io/managed-by=${MIRROR_SLICE_MANAGED_BY}`,
                 (t, s, at) => watch.onSlice(t, s, at),
+                (err) => watch.waiters.fail(err),
             ),
         ]);
         return watch;
@@ -98,7 +99,7 @@ class MirrorWatch {
         else this.services.add(key);
         const delta = Number(this.services.has(key)) - Number(had);
         if (delta !== 0) this.serviceCount.set(cluster, (this.serviceCount.get(cluster) ?? 0) + delta);
-        this.wake(at);
+        this.waiters.wake(at);
     }
 
     private onSlice(type: WatchEventType, slice: V1EndpointSlice, at: number): void {
@@ -113,15 +114,7 @@ class MirrorWatch {
             this.stateCount.set(`${cluster} ${ready}`, (this.stateCount.get(`${cluster} ${ready}`) ?? 0) + 1);
             if (!this.firstSeen.has(`${key} ${ready}`)) this.firstSeen.set(`${key} ${ready}`, at);
         }
-        this.wake(at);
-    }
-
-    private wake(at: number): void {
-        for (const waiter of this.waiters) {
-            if (!waiter.check()) continue;
-            this.waiters.delete(waiter);
-            waiter.resolve(at);
-        }
+        this.waiters.wake(at);
     }
 
     /** Mirrors of `cluster` that exist and whose slice has exactly `address`, ready. */
@@ -131,17 +124,7 @@ class MirrorWatch {
 
     /** When every one of `n` mirrors of `cluster` exists with `address` ready (the arrival of the event that made it so). */
     allMirrored(cluster: string, address: string, n: number, timeoutMs: number): Promise<number> {
-        const check = () => this.mirrored(cluster, address) === n;
-        if (check()) return Promise.resolve(performance.now());
-        return new Promise((resolve, reject) => {
-            const timer = setTimeout(() => {
-                this.waiters.delete(waiter);
-                const failure = this.watches.map((w) => w.failure).find(Boolean);
-                reject(new Error(`timed out after ${timeoutMs} ms: ${this.mirrored(cluster, address)} of ${n} mirrors of ${cluster} with ${address}${failure ? ` (watch failed: ${failure.message})` : ''}`));
-            }, timeoutMs);
-            const waiter = { check, resolve: (at: number) => (clearTimeout(timer), resolve(at)) };
-            this.waiters.add(waiter);
-        });
+        return this.waiters.until(`${n} mirrors of ${cluster} with ${address}`, () => this.mirrored(cluster, address) === n, timeoutMs, () => `${this.mirrored(cluster, address)} of ${n}`);
     }
 
     /** When each mirror of `cluster` first had `address` ready. */

@@ -55,7 +55,7 @@ export async function apiserverWriteRate(benchmark: string, cluster: BenchCluste
  * Slice `i` of `ownerName` as the controller shapes its slices (ownedSliceCreateRate says how):
  * `endpoints` endpoints, numbered from `first`.
  */
-export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number, endpoints = 10, first = i * 10): V1EndpointSlice {
+function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: number, endpoints = 10, first = i * 10): V1EndpointSlice {
     return {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
@@ -79,7 +79,7 @@ export function shapedSlice(ns: string, ownerName: string, ownerUid: string, i: 
  * Slice `i` of a mix of slices shaped as ours, `sliceSizes[i]` endpoints each, their endpoints
  * numbered on from the slices before (distinct across the mix).
  */
-export function shapedSlicesOfMix(ns: string, ownerName: string, ownerUid: string, sliceSizes: number[]): (i: number) => V1EndpointSlice {
+function shapedSlicesOfMix(ns: string, ownerName: string, ownerUid: string, sliceSizes: number[]): (i: number) => V1EndpointSlice {
     let endpoints = 0;
     const firsts = sliceSizes.map((size) => (endpoints += size) - size);
     return (i) => shapedSlice(ns, ownerName, ownerUid, i, sliceSizes[i], firsts[i]);
