@@ -1,0 +1,362 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
+import { REMOTE_GATEWAY_IDENTITY_ANNOTATION, REMOTE_SVC_FQ_NAME_ANNOTATION } from '../keys.js';
+import { testLink } from '../testkit.js';
+import { conditionsChanged, planImport, type ImportPlan, type ImportPlanInput } from './plan.js';
+import { derivedServiceName, LABEL_MCS_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_MANAGED_BY, MCS_OWNED_LABEL, type MemberCluster, type ServiceExport, type ServiceImport } from './types.js';
+
+const NS = 'shop';
+const NAME = 'hello';
+const DERIVED = derivedServiceName(NAME);
+const NOW = '2026-12-02T18:00:00.000Z';
+
+function service(overrides: Partial<NonNullable<V1Service['spec']>> = {}, annotations?: Record<string, string>): V1Service {
+    return {
+        metadata: { name: NAME, namespace: NS, labels: { app: 'hello' }, annotations: { 'dummy-svc': 'x', ...annotations } },
+        spec: {
+            type: 'ClusterIP',
+            clusterIP: '10.0.0.10',
+            ports: [
+                { name: 'tcp', port: 42, protocol: 'TCP' },
+                { name: 'udp', port: 42, protocol: 'UDP' },
+            ],
+            sessionAffinity: 'ClientIP',
+            sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+            ipFamilies: ['IPv4'],
+            ...overrides,
+        },
+    };
+}
+
+function exported(created: string, spec: ServiceExport['spec'] = {}): ServiceExport {
+    return { metadata: { name: NAME, namespace: NS, creationTimestamp: created, generation: 1 } as ServiceExport['metadata'], spec };
+}
+
+function localSlice(ips: string[]): V1EndpointSlice {
+    return {
+        metadata: { name: 'hello-abc', namespace: NS, labels: { [LABEL_SERVICE_NAME]: NAME, [LABEL_MANAGED_BY]: 'endpointslice-controller.k8s.io' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'tcp', port: 8042, protocol: 'TCP' }],
+        endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: `pod-${ip}`, namespace: NS } })),
+    };
+}
+
+const link = testLink({ targetClusterName: 'west' });
+
+function local(exp?: ServiceExport, svc: V1Service | undefined = service(), slices = [localSlice(['10.1.0.1'])]): MemberCluster {
+    return { name: 'east', known: true, export: exp, service: svc, endpoints: { kind: 'slices', slices } };
+}
+
+function remote(exp?: ServiceExport, svc: V1Service | undefined = service(), extra: Partial<MemberCluster> = {}): MemberCluster {
+    return {
+        name: 'west',
+        known: true,
+        export: exp,
+        service: svc,
+        endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 4, ready: true }], alive: true, hasReadyEndpoints: true },
+        ...extra,
+    };
+}
+
+function input(members: MemberCluster[], rest: Partial<ImportPlanInput> = {}): ImportPlanInput {
+    return { namespace: NS, name: NAME, members, slices: [], now: NOW, maxEndpointsPerSlice: 100, ...rest };
+}
+
+/** Applies a plan's object writes as the apiserver would (uids, allocated IPs), for the next pass. */
+function applied(plan: ImportPlan, state: Partial<ImportPlanInput>): Partial<ImportPlanInput> {
+    const next = { ...state };
+    if (plan.import.action === 'create' || plan.import.action === 'update') {
+        next.existingImport = { ...plan.import.object, metadata: { ...plan.import.object.metadata, uid: 'si-uid', resourceVersion: '1' }, status: next.existingImport?.status };
+    }
+    if (plan.import.action === 'delete') next.existingImport = undefined;
+    if (plan.importStatus && next.existingImport) next.existingImport = { ...next.existingImport, status: plan.importStatus };
+    if (plan.derived.action === 'create' || plan.derived.action === 'update') {
+        const obj = plan.derived.object;
+        const headless = obj.spec?.clusterIP === 'None';
+        next.derived = {
+            ...obj,
+            metadata: { ...obj.metadata, uid: 'derived-uid', resourceVersion: '1' },
+            spec: { ...obj.spec, clusterIP: headless ? 'None' : '10.96.0.7', clusterIPs: headless ? ['None'] : ['10.96.0.7'], ipFamilies: ['IPv4'] },
+        };
+    }
+    if (plan.derived.action === 'delete') next.derived = undefined;
+    let slices = [...(next.slices ?? [])].filter((s) => !plan.slices.deletes.includes(s));
+    slices = slices.map((s) => plan.slices.updates.find((u) => u.metadata?.name === s.metadata?.name) ?? s);
+    slices.push(...plan.slices.creates.map((s, i) => ({ ...s, metadata: { ...s.metadata, name: `${DERIVED}-${slices.length + i}`, uid: `slice-${i}` } })));
+    next.slices = slices;
+    return next;
+}
+
+/** Plans and applies until nothing is left to write (at most 5 passes), returning the last plan and state. */
+function converge(members: MemberCluster[], start: Partial<ImportPlanInput> = {}): { plan: ImportPlan; state: Partial<ImportPlanInput>; passes: number } {
+    let state = start;
+    for (let pass = 1; pass <= 5; pass++) {
+        const plan = planImport(input(members, state));
+        const writes = plan.import.action !== 'none' || plan.derived.action !== 'none' || plan.importStatus || plan.slices.creates.length + plan.slices.updates.length + plan.slices.deletes.length > 0;
+        if (!writes) return { plan, state, passes: pass };
+        state = applied(plan, state);
+    }
+    throw new Error('did not converge in 5 passes');
+}
+
+const condition = (plan: ImportPlan, cluster: string, type: string) => plan.exportConditions.get(cluster)?.find((c) => c.type === type);
+
+describe('planImport: one exporting cluster', () => {
+    it('creates the ServiceImport first, without ips, and says the export is valid but pending', () => {
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z')), remote()]));
+        assert.equal(plan.import.action, 'create');
+        const si = (plan.import as { object: ServiceImport }).object;
+        assert.equal(si.spec?.type, 'ClusterSetIP');
+        assert.equal(si.spec?.ips, undefined);
+        assert.deepEqual(si.spec?.ports, [
+            { name: 'tcp', port: 42, protocol: 'TCP' },
+            { name: 'udp', port: 42, protocol: 'UDP' },
+        ]);
+        assert.equal(si.spec?.sessionAffinity, 'ClientIP');
+        assert.deepEqual(si.spec?.sessionAffinityConfig, { clientIP: { timeoutSeconds: 10 } });
+        assert.equal(plan.derived.action, 'none');
+        assert.equal(condition(plan, 'east', 'Valid')?.status, 'True');
+        assert.equal(condition(plan, 'east', 'Conflict')?.status, 'False');
+        assert.equal(condition(plan, 'east', 'Ready')?.reason, 'Pending');
+        assert.equal(condition(plan, 'east', 'Valid')?.lastTransitionTime, NOW);
+    });
+
+    it('then the derived Service, owned by the import, with no selector and the import ports', () => {
+        const first = planImport(input([local(exported('2026-01-01T00:00:00Z'))]));
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], applied(first, {})));
+        assert.equal(plan.derived.action, 'create');
+        const svc = (plan.derived as { object: V1Service }).object;
+        assert.equal(svc.metadata?.name, DERIVED);
+        assert.match(DERIVED, /^derived-[0-9a-f]{10}$/);
+        assert.equal(svc.spec?.selector, undefined);
+        assert.deepEqual(svc.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['ServiceImport', NAME, 'si-uid']]);
+        assert.deepEqual(svc.spec?.ports?.map((p) => [p.name, p.port, p.protocol]), [['tcp', 42, 'TCP'], ['udp', 42, 'UDP']]);
+        assert.deepEqual(plan.importStatus?.clusters, [{ cluster: 'east' }]);
+    });
+
+    it('ends with the ClusterIP in ips, one slice set per source cluster, and then writes nothing', () => {
+        const members = [local(exported('2026-01-01T00:00:00Z')), remote(exported('2026-01-02T00:00:00Z'))];
+        const { plan, state } = converge(members);
+        assert.deepEqual(state.existingImport?.spec?.ips, ['10.96.0.7']);
+        assert.deepEqual(state.existingImport?.spec?.ipFamilies, ['IPv4']);
+        assert.deepEqual(state.existingImport?.status?.clusters, [{ cluster: 'east' }, { cluster: 'west' }]);
+        const slices = state.slices!;
+        const bySource = (c: string) => slices.filter((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === c);
+        const east = bySource('east');
+        assert.equal(east.length, 1);
+        assert.deepEqual(east[0]!.endpoints?.map((e) => e.addresses), [['10.1.0.1']]);
+        assert.deepEqual(east[0]!.ports, [{ name: 'tcp', port: 8042, protocol: 'TCP' }]);
+        const west = bySource('west');
+        assert.equal(west.length, 1);
+        assert.deepEqual(west[0]!.endpoints?.map((e) => e.addresses), [['192.0.2.127']]);
+        assert.deepEqual(west[0]!.ports?.map((p) => [p.name, p.port]), [['tcp', 888], ['udp', 888]]);
+        assert.equal(west[0]!.metadata?.annotations?.[REMOTE_GATEWAY_IDENTITY_ANNOTATION], 'gateway-identity');
+        assert.equal(west[0]!.metadata?.annotations?.[REMOTE_SVC_FQ_NAME_ANNOTATION], 'hello.shop.svc.cluster.local');
+        for (const slice of slices) {
+            assert.equal(slice.metadata?.labels?.[LABEL_SERVICE_NAME], DERIVED);
+            assert.equal(slice.metadata?.labels?.[LABEL_MCS_SERVICE_NAME], NAME);
+            assert.equal(slice.metadata?.labels?.[LABEL_MANAGED_BY], MCS_MANAGED_BY);
+        }
+        assert.equal(plan.import.action, 'none');
+        assert.equal(condition(plan, 'east', 'Ready')?.status, 'True');
+    });
+
+    it('keeps a condition transition time while its status holds', () => {
+        const exp = exported('2026-01-01T00:00:00Z');
+        exp.status = { conditions: [{ type: 'Valid', status: 'True', reason: 'Valid', message: 'm', lastTransitionTime: '2026-01-01T00:00:01Z' as unknown as Date }] };
+        const plan = planImport(input([local(exp)]));
+        assert.equal(condition(plan, 'east', 'Valid')?.lastTransitionTime, '2026-01-01T00:00:01Z');
+        assert.equal(conditionsChanged(exp, plan.exportConditions.get('east')!), true);
+        const again = { ...exp, status: { conditions: plan.exportConditions.get('east')! } };
+        assert.equal(conditionsChanged(again, planImport(input([local(again)])).exportConditions.get('east')!), false);
+    });
+
+    it('carries only the exported labels and annotations of the ServiceExport, not the Service\'s', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z', { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } }))]);
+        assert.deepEqual(state.existingImport?.metadata?.labels, { 'dummy-label': 'true', [MCS_OWNED_LABEL]: NAME });
+        assert.deepEqual(state.existingImport?.metadata?.annotations, { 'dummy-annotation': 'true' });
+    });
+
+    it('copies internalTrafficPolicy and trafficDistribution from the exported Service', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'), service({ internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' }))]);
+        assert.equal(state.existingImport?.spec?.internalTrafficPolicy, 'Local');
+        assert.equal(state.existingImport?.spec?.trafficDistribution, 'PreferClose');
+    });
+
+    it('makes a Headless import with no ips for a headless Service', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))]);
+        assert.equal(state.existingImport?.spec?.type, 'Headless');
+        assert.equal(state.existingImport?.spec?.ips, undefined);
+        assert.equal(state.derived?.spec?.clusterIP, 'None');
+    });
+
+    it('asks for a dual-stack derived Service when the exported one is', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'), service({ ipFamilyPolicy: 'PreferDualStack' }))]);
+        assert.equal(state.derived?.spec?.ipFamilyPolicy, 'PreferDualStack');
+    });
+
+    it('gives the gateway source no endpoints while the remote Service has none ready', () => {
+        const { state } = converge([remote(exported('2026-01-01T00:00:00Z'), service(), { endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 4, ready: true }], alive: true, hasReadyEndpoints: false } })]);
+        assert.equal(state.slices!.length, 0);
+        assert.ok(state.existingImport);
+    });
+});
+
+describe('planImport: invalid exports', () => {
+    it('an ExternalName Service: Valid=False InvalidServiceType, and no ServiceImport', () => {
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'), service({ type: 'ExternalName', externalName: 'example.com', clusterIP: undefined }))]));
+        assert.equal(plan.import.action, 'none');
+        assert.deepEqual([condition(plan, 'east', 'Valid')?.status, condition(plan, 'east', 'Valid')?.reason], ['False', 'InvalidServiceType']);
+        assert.deepEqual(plan.exporters, []);
+    });
+
+    it('a missing Service: Valid=False NoService', () => {
+        const plan = planImport(input([{ ...local(exported('2026-01-01T00:00:00Z')), service: undefined }]));
+        assert.equal(condition(plan, 'east', 'Valid')?.reason, 'NoService');
+        assert.equal(plan.import.action, 'none');
+    });
+});
+
+describe('planImport: conflicts (the oldest export wins)', () => {
+    const older = '2026-01-01T00:00:00Z';
+    const newer = '2026-01-01T00:00:05Z';
+
+    it('ports: the union by name, a port conflicting by number keeps the oldest, Conflict=True on both', () => {
+        const westSvc = service({ ports: [{ name: 'tcp', port: 43, protocol: 'TCP' }, { name: 'stcp', port: 142, protocol: 'SCTP' }] });
+        const { plan, state } = converge([local(exported(older)), remote(exported(newer), westSvc)]);
+        assert.deepEqual(state.existingImport?.spec?.ports, [
+            { name: 'stcp', port: 142, protocol: 'SCTP' },
+            { name: 'tcp', port: 42, protocol: 'TCP' },
+            { name: 'udp', port: 42, protocol: 'UDP' },
+        ]);
+        for (const cluster of ['east', 'west']) {
+            assert.equal(condition(plan, cluster, 'Conflict')?.status, 'True');
+            assert.equal(condition(plan, cluster, 'Conflict')?.reason, 'PortConflict');
+        }
+    });
+
+    it('the winner is the older export whichever cluster it is in', () => {
+        const westSvc = service({ ports: [{ name: 'tcp', port: 43, protocol: 'TCP' }] });
+        const { state } = converge([local(exported(newer)), remote(exported(older), westSvc)]);
+        assert.deepEqual(state.existingImport?.spec?.ports?.find((p) => p.name === 'tcp')?.port, 43);
+    });
+
+    it('equal timestamps: the cluster name decides', () => {
+        const westSvc = service({ sessionAffinity: 'None', sessionAffinityConfig: undefined });
+        const { state, plan } = converge([remote(exported(older), westSvc), local(exported(older))]);
+        assert.equal(state.existingImport?.spec?.sessionAffinity, 'ClientIP'); // east < west
+        assert.equal(condition(plan, 'west', 'Conflict')?.reason, 'SessionAffinityConflict');
+    });
+
+    it('headlessness: the oldest decides the type', () => {
+        const { state, plan } = converge([local(exported(older)), remote(exported(newer), service({ clusterIP: 'None' }))]);
+        assert.equal(state.existingImport?.spec?.type, 'ClusterSetIP');
+        assert.equal(condition(plan, 'west', 'Conflict')?.reason, 'TypeConflict');
+        assert.equal(condition(plan, 'east', 'Conflict')?.status, 'True');
+    });
+
+    it('exported labels and annotations come from the winner only', () => {
+        const { state, plan } = converge([
+            local(exported(older, { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } })),
+            remote(exported(newer, { exportedLabels: { 'dummy-label2': 'true' }, exportedAnnotations: { 'dummy-annotation2': 'true' } })),
+        ]);
+        assert.deepEqual(state.existingImport?.metadata?.labels, { 'dummy-label': 'true', [MCS_OWNED_LABEL]: NAME });
+        assert.deepEqual(state.existingImport?.metadata?.annotations, { 'dummy-annotation': 'true' });
+        assert.match(condition(plan, 'east', 'Conflict')?.message ?? '', /exportedLabels/);
+        assert.match(condition(plan, 'east', 'Conflict')?.message ?? '', /exportedAnnotations/);
+    });
+
+    it('internal traffic policy and traffic distribution', () => {
+        const { plan } = converge([local(exported(older)), remote(exported(newer), service({ internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' }))]);
+        assert.match(condition(plan, 'west', 'Conflict')?.message ?? '', /internalTrafficPolicy.*trafficDistribution/);
+    });
+
+    it('defaults the apiserver fills in are no conflict', () => {
+        const { plan } = converge([local(exported(older), service({ internalTrafficPolicy: 'Cluster' })), remote(exported(newer), service({ internalTrafficPolicy: undefined }))]);
+        assert.equal(condition(plan, 'east', 'Conflict')?.status, 'False');
+    });
+});
+
+describe('planImport: unexport, leaving, restarts', () => {
+    const members = () => [local(exported('2026-01-01T00:00:00Z')), remote(exported('2026-01-02T00:00:00Z'))];
+
+    it('unexported in one cluster: its slices go, the import stays', () => {
+        const { state } = converge(members());
+        const { state: after } = converge([local(exported('2026-01-01T00:00:00Z')), remote(undefined)], state);
+        assert.ok(after.existingImport);
+        assert.deepEqual(after.slices!.map((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER]), ['east']);
+        assert.deepEqual(after.existingImport?.status?.clusters, [{ cluster: 'east' }]);
+    });
+
+    it('unexported everywhere: the import, the derived Service and every slice are deleted', () => {
+        const { state } = converge(members());
+        const plan = planImport(input([local(undefined), remote(undefined)], state));
+        assert.equal(plan.import.action, 'delete');
+        assert.equal(plan.derived.action, 'delete');
+        assert.equal(plan.slices.deletes.length, state.slices!.length);
+    });
+
+    it('a cluster that left the set (its Link deleted): its slices are deleted', () => {
+        const { state } = converge(members());
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], state));
+        assert.deepEqual(plan.slices.deletes.map((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER]), ['west']);
+        assert.deepEqual(plan.importStatus?.clusters, [{ cluster: 'east' }]);
+    });
+
+    it('a cluster still being read (a restart) keeps its slices and its place in the import', () => {
+        const { state } = converge(members());
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z')), remote(undefined, undefined, { known: false })], state));
+        assert.deepEqual(plan.slices.deletes, []);
+        assert.equal(plan.importStatus, undefined);
+        assert.equal(plan.import.action, 'none');
+    });
+
+    it('only unknown clusters export it: nothing is deleted', () => {
+        const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
+        const plan = planImport(input([local(undefined), remote(undefined, undefined, { known: false })], state));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.deepEqual(plan.slices.deletes, []);
+    });
+
+    it('planning again from what was written writes nothing (a restarted process)', () => {
+        const { state } = converge(members());
+        const plan = planImport(input(members(), state));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.deepEqual([plan.slices.creates.length, plan.slices.updates.length, plan.slices.deletes.length], [0, 0, 0]);
+    });
+
+    it('the winner turning headless: the derived Service is made anew', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'))]);
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))], state));
+        assert.equal(plan.import.action, 'update');
+        assert.equal(plan.derived.action, 'delete');
+        const { state: after } = converge([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))], state);
+        assert.equal(after.derived?.spec?.clusterIP, 'None');
+        assert.equal(after.existingImport?.spec?.type, 'Headless');
+    });
+});
+
+describe('planImport: never adopts what it did not create', () => {
+    it('a ServiceImport without our label is left alone and reported', () => {
+        const foreign: ServiceImport = { metadata: { name: NAME, namespace: NS, uid: 'x' }, spec: { type: 'ClusterSetIP', ports: [] } };
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], { existingImport: foreign }));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.match(plan.problems.join(), /not created by mesh-endpoints/);
+        const gone = planImport(input([local(undefined)], { existingImport: foreign }));
+        assert.equal(gone.import.action, 'none');
+    });
+
+    it('a user Service with the derived name is neither updated nor deleted', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'))]);
+        const theirs: V1Service = { metadata: { name: DERIVED, namespace: NS, uid: 'u' }, spec: { clusterIP: '10.96.9.9', ports: [{ port: 1 }] } };
+        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], { ...state, derived: theirs, slices: [] }));
+        assert.equal(plan.derived.action, 'none');
+        assert.match(plan.problems.join(), /taken by a Service/);
+        assert.equal(planImport(input([local(undefined)], { ...state, derived: theirs })).derived.action, 'none');
+    });
+});
