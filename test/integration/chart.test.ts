@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { chartDir, renderChart, runHelm, type ManifestObject } from '../../src/testing/chart.js';
+import { readMcsCrds } from '../../src/testing/crds.js';
 
 const namespace = 'mesh-endpoints';
 const monitoring = { metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } } };
@@ -82,6 +83,22 @@ describe('helm template', () => {
         }
         const mirrorRole = objects.find((o) => o.kind === 'Role' && componentOf(o) === 'service-mirror')!;
         assert.equal(mirrorRole.metadata.namespace, 'linkerd-multicluster');
+    });
+
+    it("installs upstream's MCS CRDs unchanged but for Helm's keep policy, and skips them with mcs.installCRDs=false", async () => {
+        const crds = (await renderChart({ namespace })).filter((o) => o.kind === 'CustomResourceDefinition');
+        assert.deepEqual(crds.map((o) => o.metadata.name).sort(), ['clusterproperties.about.k8s.io', 'serviceexports.multicluster.x-k8s.io', 'serviceimports.multicluster.x-k8s.io']);
+        const upstream = readMcsCrds() as unknown as ManifestObject[];
+        for (const crd of crds) {
+            const { annotations, ...metadata } = crd.metadata as ManifestObject['metadata'] & { annotations?: Record<string, string> };
+            assert.equal(annotations?.['helm.sh/resource-policy'], 'keep', 'deleting the CRD would delete every export');
+            const source = upstream.find((u) => u.metadata.name === crd.metadata.name)! as ManifestObject & { metadata: { annotations?: object } };
+            const { annotations: sourceAnnotations, ...sourceMetadata } = source.metadata;
+            assert.deepEqual({ ...crd, metadata }, { ...source, metadata: sourceMetadata }, `${crd.metadata.name} as vendored`);
+            assert.deepEqual({ ...annotations, 'helm.sh/resource-policy': undefined }, { ...sourceAnnotations, 'helm.sh/resource-policy': undefined });
+        }
+        const skipped = await renderChart({ namespace, values: { mcs: { installCRDs: false } } });
+        assert.equal(skipped.filter((o) => o.kind === 'CustomResourceDefinition').length, 0);
     });
 
     it('turns the conversion webhook on: its port, a Service for it, the flags, and the rights it needs only then', async () => {

@@ -136,6 +136,8 @@ describe('the chart installed on a real apiserver', () => {
                 externalWorkloads: { ...values.externalWorkloads, watchNamespace: 'apps', conversionWebhook: { enabled: true } },
                 serviceMirror: { ...values.serviceMirror, linkNamespace: linkNs },
                 metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } }, prometheusRule: { enabled: true, labels: { release: 'prometheus' } } },
+                // A second release in a cluster that has the MCS CRDs (from the first) leaves them out.
+                mcs: { installCRDs: false },
             },
         });
         assert.ok(everything.some((o) => o.kind === 'Role' && o.metadata.namespace === linkNs), 'the mirror Role where its Links are');
