@@ -14,7 +14,7 @@ import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
 import { federatedMemberProblem } from './federated.js';
 import { buildEndpointMirror, buildHeadlessMirrorService, headlessMirrorGroups, mirrorsAsHeadless, remoteHosts } from './headless.js';
 import { LAST_APPLIED_ANNOTATION } from './keys.js';
-import { buildMirrorService, exportMode, hasReadyEndpoints, isMirrorOf, mirrorProblem, mirrorServiceChanged, mirrorServiceNeedsRecreate } from './mirror.js';
+import { buildMirrorService, exportMode, hasReadyEndpoints, remoteEndpointWarnings, isMirrorOf, mirrorProblem, mirrorServiceChanged, mirrorServiceNeedsRecreate } from './mirror.js';
 import { testLink } from './testkit.js';
 
 const NS = 'shop';
@@ -146,7 +146,10 @@ describe('the cached form of a remote EndpointSlice', () => {
     it('says whether the Service has a ready endpoint, and with hostnames what headless mirrors read', () => {
         fc.assert(
             fc.property(remoteSlices, clusterIPs, (slices, ips) => {
-                for (const hostnames of [false, true]) assert.equal(hasReadyEndpoints(compactSlices(slices, hostnames)), hasReadyEndpoints(slices));
+                for (const hostnames of [false, true]) {
+                    assert.equal(hasReadyEndpoints(compactSlices(slices, hostnames)), hasReadyEndpoints(slices));
+                    assert.deepEqual(remoteEndpointWarnings(compactSlices(slices, hostnames)), remoteEndpointWarnings(slices));
+                }
                 const cached = compactSlices(slices, true);
                 assert.deepEqual(remoteHosts(cached), remoteHosts(slices));
                 const link = testLink();
@@ -173,8 +176,9 @@ describe('the cached form of a remote EndpointSlice', () => {
                     });
                     const shared = new SharedValues();
                     assert.ok(sameButResourceVersion(compactRemoteSlice(served(slice), true, shared), compactRemoteSlice(served(moved), true, shared)));
-                    const readyElsewhere = { ...moved, endpoints: moved.endpoints.map((e) => ({ ...e, addresses: e.addresses.map(() => '10.9.9.9') })) };
-                    assert.ok(sameButResourceVersion(compactRemoteSlice(served(slice), false, shared), compactRemoteSlice(served(readyElsewhere), false, shared)));
+                    // Pods moving between usable addresses (refused ones are kept, for the Warning that names them).
+                    const at = (s: V1EndpointSlice, address: string): V1EndpointSlice => ({ ...s, endpoints: s.endpoints.map((e) => ({ ...e, addresses: e.addresses.map(() => address) })) });
+                    assert.ok(sameButResourceVersion(compactRemoteSlice(served(at(slice, '10.1.1.1')), false, shared), compactRemoteSlice(served(at(moved, '10.9.9.9')), false, shared)));
                 }
             }),
             { numRuns: 200, seed: 104 },

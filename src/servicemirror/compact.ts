@@ -9,7 +9,8 @@ import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import type { SharedValues } from '../kube/shared-values.js';
 import type { KubeObject } from '../kube/store.js';
 import { DROPPED_ANNOTATIONS, LINK_ANNOTATION } from './keys.js';
-import { hasReadyEndpoints } from './mirror.js';
+import { usableEndpointIP } from '../ip/address.js';
+import { hasReadyEndpoints, SOME_USABLE_ADDRESS, WARNED_ADDRESSES_PER_SLICE } from './mirror.js';
 
 export type CachedService = V1Service & KubeObject;
 export type CachedRemoteSlice = V1EndpointSlice & KubeObject;
@@ -71,7 +72,7 @@ function definedOnly<T extends object>(value: T): T {
  * at which address, is nothing the mirror reads. The same for every slice, so a pod that comes
  * or goes behind a Service that stays ready leaves the compact form as it was.
  */
-const SOME_READY_ENDPOINT = Object.freeze({ addresses: Object.freeze(['(some ready endpoint)']), conditions: Object.freeze({ ready: true }) }) as unknown as V1Endpoint;
+const SOME_READY_ENDPOINT = Object.freeze({ addresses: Object.freeze([SOME_USABLE_ADDRESS]), conditions: Object.freeze({ ready: true }) }) as unknown as V1Endpoint;
 
 /**
  * A remote EndpointSlice as the mirror reads it: which Service it belongs to and, unless
@@ -90,6 +91,9 @@ export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: 
     const compact = definedOnly({ apiVersion: slice.apiVersion && shared.text(slice.apiVersion), kind: slice.kind && shared.text(slice.kind), metadata }) as CachedRemoteSlice;
     if (!hostnames) {
         compact.endpoints = hasReadyEndpoints([slice]) ? [SOME_READY_ENDPOINT] : [];
+        // The first refused addresses stay, for the Warning that names this slice (remoteEndpointWarnings).
+        const refused = endpoints.flatMap((e) => e.addresses ?? []).filter((a) => !usableEndpointIP(a).usable).slice(0, WARNED_ADDRESSES_PER_SLICE);
+        if (refused.length > 0) compact.endpoints.push({ addresses: refused, conditions: { ready: false } });
         return compact;
     }
     compact.endpoints = endpoints.map(({ addresses, hostname, conditions }) => {

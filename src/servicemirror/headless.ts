@@ -19,7 +19,7 @@ import {
     REMOTE_SVC_FQ_NAME_ANNOTATION,
 } from './keys.js';
 import type { Link } from './link.js';
-import { buildMirrorService, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName } from './mirror.js';
+import { buildMirrorService, hasUsableAddress, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName } from './mirror.js';
 
 /** A remote hostname and whether any endpoint carrying it is ready. */
 export interface RemoteHost {
@@ -39,7 +39,8 @@ export function remoteHosts(remoteSlices: readonly V1EndpointSlice[]): RemoteHos
     const ready = new Map<string, boolean>();
     for (const slice of remoteSlices) {
         for (const endpoint of slice.endpoints ?? []) {
-            if (!endpoint.hostname) continue;
+            // An endpoint at no usable address (127.0.0.1, 169.254.169.254) is no pod to name.
+            if (!endpoint.hostname || !hasUsableAddress(endpoint)) continue;
             ready.set(endpoint.hostname, (ready.get(endpoint.hostname) ?? false) || endpoint.conditions?.ready !== false);
         }
     }

@@ -40,6 +40,29 @@ export const DROPPED_ANNOTATIONS: ReadonlySet<string> = new Set([
     LAST_APPLIED_ANNOTATION,
 ]);
 
+/**
+ * Key prefixes (the DNS part before "/") that Linkerd, this product or Kubernetes read as
+ * instructions, so a remote Service's labels and annotations under them are never copied to a
+ * mirror: the remote must not be able to say which Link or cluster a mirror belongs to, make
+ * the local destination treat it as remote-discovery or federated, or steer the local
+ * kube-proxy and EndpointSlice controller (`service.kubernetes.io/service-proxy-name`,
+ * `endpointslice.kubernetes.io/skip-mirror`, `kubernetes.io/service-name`). Subdomains count
+ * (`topology.kubernetes.io/`, `kubectl.kubernetes.io/`, `*.k8s.io/`), except
+ * `app.kubernetes.io/`: Kubernetes' recommended labels only describe the application, nothing
+ * reads them as instructions, and users select mirrors by them.
+ */
+const RESERVED_DOMAINS = ['mirror.linkerd.io', 'multicluster.linkerd.io', 'mesh-endpoints.io', 'kubernetes.io', 'k8s.io'];
+const DESCRIPTIVE_DOMAINS = new Set(['app.kubernetes.io']);
+
+/** Whether a label or annotation key is one only the mirror itself may set (RESERVED_DOMAINS). */
+export function isReservedKey(key: string): boolean {
+    const slash = key.indexOf('/');
+    if (slash < 0) return false;
+    const domain = key.slice(0, slash);
+    if (DESCRIPTIVE_DOMAINS.has(domain)) return false;
+    return RESERVED_DOMAINS.some((reserved) => domain === reserved || domain.endsWith(`.${reserved}`));
+}
+
 /** Selectors `linkerd multicluster link` writes when none is given. */
 export const DEFAULT_EXPORT_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED_LABEL]: 'true' } };
 export const DEFAULT_REMOTE_DISCOVERY_SELECTOR: LabelSelector = { matchLabels: { [EXPORTED_LABEL]: 'remote-discovery' } };

@@ -62,6 +62,8 @@ export class LinkStatusBook {
     private readonly entries = new Map<string, StatusEntry>();
     /** Entries with Mirrored=True, counted as they change: a Link may have thousands. */
     private mirroredCount = 0;
+    /** Remote "namespace/name" → the refused remote endpoint addresses last told, for those that have some. */
+    private readonly warned = new Map<string, string>();
     /** The stored status's entries by remote key (the not-mirrored ones), for the stored status object it was built from. */
     private storedEntries: { status: LinkStatus | undefined; byKey: Map<string, ServiceStatus> } | undefined;
     /** uid and the status our last write returned: the informer may not have it yet. */
@@ -79,6 +81,7 @@ export class LinkStatusBook {
 
     /** Records how a mirror sync went; reports a failure once per change of reason. Returns whether the entry changed. */
     record(outcome: MirrorOutcome | null, remoteKey: string): boolean {
+        this.recordWarnings(outcome?.warnings, remoteKey);
         const current = this.entries.get(remoteKey);
         if (outcome === null) {
             this.mirroredCount -= Number(isMirrored(current));
@@ -99,6 +102,18 @@ export class LinkStatusBook {
         }
         this.entries.set(remoteKey, next);
         return true;
+    }
+
+    /** Refused remote endpoint addresses, told once per change of what is refused. */
+    private recordWarnings(warnings: string[] | undefined, remoteKey: string): void {
+        const text = warnings?.join('; ');
+        if (text === this.warned.get(remoteKey)) return;
+        if (text === undefined) {
+            this.warned.delete(remoteKey);
+            return;
+        }
+        this.warned.set(remoteKey, text);
+        this.deps.event({ type: 'Warning', reason: 'RemoteEndpointsRefused', message: `remote Service ${remoteKey}: ${text}` });
     }
 
     /** The entry in the stored status, so a restart keeps the transition times of listed entries. */

@@ -25,15 +25,18 @@ import {
     LINK_ANNOTATION,
     exportMode,
     hasReadyEndpoints,
-    isMirrorOf,
+    mirrorOwnerProblem,
+    MIRRORED_SERVICE_LABEL,
+    planMirrorService,
+    remoteEndpointWarnings,
+    type OwnerCheck,
     MIRROR_SLICE_MANAGED_BY,
     mirrorProblem,
-    mirrorServiceChanged,
     mirrorServiceName,
-    mirrorServiceNeedsRecreate,
 } from './mirror.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import type { MirrorOutcome } from './status.js';
+import type { EnsuredService } from './sync-headless.js';
 import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
 type LocalService = V1Service & KubeObject;
@@ -45,6 +48,16 @@ export interface MirrorSource {
     readonly remoteSlices: ObjectStore<RemoteSlice>;
     gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
     readonly gatewayAlive: boolean;
+    /** Whether the remote Service is among the exports the Link's mirror limit admits (all when absent). */
+    admitted?(namespace: string, name: string): boolean;
+}
+
+/** The default owner of a mirror being deleted: a Service labelled a mirror of this cluster. */
+function clusterOwner(cluster: string): OwnerCheck {
+    return (svc) => {
+        const labels = svc.metadata?.labels ?? {};
+        return labels[MIRRORED_SERVICE_LABEL] === 'true' && labels[CLUSTER_NAME_LABEL] === cluster ? null : `not a mirror of cluster ${cluster}`;
+    };
 }
 
 export interface MirrorSyncDeps {
@@ -83,6 +96,9 @@ export class MirrorSync implements MirrorWrites {
         const remote = source.remoteServices.get(namespace, remoteName);
         const mode = remote ? exportMode(remote, link) : 'none';
         const named = mirrorServiceName(remoteName, cluster);
+        const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
+        // Whatever becomes of the mirror, refused remote addresses are told (none reach a slice).
+        const warnings = mode === 'none' ? [] : remoteEndpointWarnings(remoteSlices);
         const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
             namespace,
             remoteName,
@@ -90,27 +106,28 @@ export class MirrorSync implements MirrorWrites {
             reason,
             message,
             localName,
+            ...(warnings.length > 0 && { warnings }),
         });
         if ('error' in named) return mode === 'none' ? null : outcome(false, 'InvalidService', named.error);
         const name = named.name;
-        if (mode === 'none') {
-            await this.deleteMirror(namespace, name, cluster);
+        // Ours: a mirror of this Link (never another Link's, nor an endpoint mirror of the same name).
+        const ours: OwnerCheck = (svc) => mirrorOwnerProblem(svc, link);
+        // Past --max-mirrors-per-link the youngest exports are not mirrored (the Link's MirrorLimitReached says how many).
+        if (mode === 'none' || source.admitted?.(namespace, remoteName) === false) {
+            await this.deleteMirror(namespace, name, cluster, undefined, ours);
             return null;
         }
         const problem = mirrorProblem(remote!, link);
         if (problem !== null) {
-            await this.deleteMirror(namespace, name, cluster);
+            await this.deleteMirror(namespace, name, cluster, undefined, ours);
             return outcome(false, 'InvalidService', problem);
         }
         if (!(await this.ensureNamespace(namespace, cluster))) {
             return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
         }
-        // An endpoint mirror of a headless mirror is not the mirror of a remote Service that happens to share its name.
-        const ours = (svc: V1Service) => isMirrorOf(svc, link) && svc.metadata?.labels?.[HEADLESS_MIRROR_SVC_NAME_LABEL] === undefined;
-        const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
         const current = this.deps.services.store.get(namespace, name);
         const headless =
-            this.deps.enableHeadlessServices === true && mode === 'mirror' && mirrorsAsHeadless(remote!, remoteSlices, current && ours(current) ? current : undefined);
+            this.deps.enableHeadlessServices === true && mode === 'mirror' && mirrorsAsHeadless(remote!, remoteSlices, current && ours(current) === null ? current : undefined);
         const desired = headless ? buildHeadlessMirrorService(remote!, link) : buildMirrorService(remote!, link);
         const ensured = await this.ensureService(namespace, name, desired, ours);
         if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
@@ -152,43 +169,41 @@ export class MirrorSync implements MirrorWrites {
         return this.deps.services.store.byLabel(HEADLESS_MIRROR_SVC_NAME_LABEL, headlessName, namespace);
     }
 
-    /** Creates, updates or recreates the mirror Service; the stored object comes back. */
-    async ensureService(
-        namespace: string,
-        name: string,
-        desired: V1Service,
-        ours: (svc: V1Service) => boolean,
-    ): Promise<{ service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'Error' }> {
+    /**
+     * Creates, updates or recreates the mirror Service as planMirrorService decides; the stored
+     * object comes back. A Service the cache does not hold (it holds only Services labelled as
+     * mirrors) is learnt of when the create finds it, and planned again as it is stored.
+     */
+    async ensureService(namespace: string, name: string, desired: V1Service, owner: OwnerCheck): Promise<EnsuredService> {
         const path = objectPath(Services, namespace, name);
         let local: V1Service | undefined = this.deps.services.store.get(namespace, name);
-        if (local && !ours(local)) local = undefined;
-        if (!local) {
+        let plan = planMirrorService(local, desired, owner);
+        if (plan.action === 'create') {
             try {
                 return { service: await this.createService(namespace, desired) };
             } catch (err) {
                 if (isNotFound(err)) return { reason: 'MissingNamespace', problem: `namespace ${namespace} does not exist in this cluster` };
                 if (!isAlreadyExists(err)) throw err;
-                // Our cache has not seen it yet, or it is not a mirror at all (not in our cache).
                 local = await this.deps.rest.get<V1Service>(path);
-                if (!ours(local)) {
-                    return { reason: 'Error', problem: `Service ${namespace}/${name} exists and is not a mirror of this Link; left alone` };
-                }
+                plan = planMirrorService(local, desired, owner);
             }
         }
-        if (mirrorServiceNeedsRecreate(local, desired)) {
+        if (plan.action === 'refuse') return { reason: 'NotOwned', problem: plan.problem };
+        if (plan.action === 'create') throw new StaleCacheError(`Service ${namespace}/${name} was deleted while being created`);
+        if (plan.action === 'keep') return { service: local! };
+        if (plan.action === 'recreate') {
             const cluster = desired.metadata?.labels?.[CLUSTER_NAME_LABEL];
             // A federated Service belongs to no one cluster and has no slices.
-            if (cluster === undefined) await this.deleteService(local);
-            else await this.deleteMirror(namespace, name, cluster, local);
+            if (cluster === undefined) await this.deleteService(local!);
+            else await this.deleteMirror(namespace, name, cluster, local, owner);
             return { service: await this.createService(namespace, desired) };
         }
-        if (!mirrorServiceChanged(local, desired)) return { service: local };
         // The cache holds only what the mirror reads (compact.ts); the update starts from the
         // Service as stored, at the version the decision was made from.
         const whole = await this.deps.rest.get<V1Service>(path);
-        if (whole.metadata?.resourceVersion !== local.metadata?.resourceVersion) {
+        if (whole.metadata?.resourceVersion !== local!.metadata?.resourceVersion) {
             // The server is ahead of the cache: a watch that stays silent now is dead (Informer.behindServer).
-            this.deps.services.behindServer(local);
+            this.deps.services.behindServer(local!);
             throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
         }
         const { managedFields: _, ...metadata } = whole.metadata!;
@@ -244,20 +259,21 @@ export class MirrorSync implements MirrorWrites {
      * Deletes the mirror's slices, then the mirror Service. Slices go first and explicitly:
      * garbage collection may be slow or (in a bare control plane) absent, and a slice of a
      * deleted mirror would keep routing to the gateway. Only objects labelled with this
-     * cluster name are touched.
+     * cluster name are touched, and nothing at all when the Service under this name is not
+     * one `owner` may change (by default: labelled a mirror of this cluster).
      */
-    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void> {
+    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner: OwnerCheck = clusterOwner(cluster)): Promise<void> {
+        const local = known ?? this.deps.services.store.get(namespace, name);
+        if (local && owner(local) !== null) return;
         await deleteEndpointMirrors(this, namespace, name, cluster);
         const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
-        const local = known ?? this.deps.services.store.get(namespace, name);
-        const isOurs = local?.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster;
         // A slice we just created may not be in the cache yet; deleting now would leave it behind.
         const uid = local?.metadata?.uid;
         if (uid && this.deps.owner.tracker.staleSlices({ namespace, name, uid }, slices)) {
             throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
         }
         await this.deps.owner.deleteAll(slices);
-        if (!local || !isOurs) return;
+        if (!local) return;
         await this.deleteService(local);
     }
 

@@ -7,8 +7,9 @@ import type { Link } from './link.js';
 import {
     CLUSTER_NAME_LABEL,
     DROPPED_ANNOTATIONS,
+    HEADLESS_MIRROR_SVC_NAME_LABEL,
+    isReservedKey,
     LINK_ANNOTATION,
-    MIRROR_PREFIX,
     MIRRORED_SERVICE_LABEL,
     OPAQUE_PORTS_ANNOTATION,
     REMOTE_DISCOVERY_LABEL,
@@ -18,6 +19,7 @@ import {
     isExcludedKey,
 } from './keys.js';
 import { matchesSelector } from './selector.js';
+import { usableEndpointIP } from '../ip/address.js';
 
 export * from './keys.js';
 
@@ -139,16 +141,15 @@ function mirrorLabels(remote: V1Service, link: Link, mode: ExportMode): Record<s
 
 /**
  * The labels of a source Service (remote, or a local federated member) that the Service
- * standing for it carries: all but Linkerd's bookkeeping and the `excluded` ones (Linkerd's
- * excludedLabels).
+ * standing for it carries: all but the reserved ones (keys.ts: Linkerd's bookkeeping, ours,
+ * Kubernetes') and the `excluded` ones (Linkerd's excludedLabels). The remote-discovery labels
+ * are reserved too: only the export mode decides that, never a label that happens to be on
+ * the remote (a mirror of a mirror).
  */
 export function copiedLabels(source: Record<string, string> | undefined, excluded: readonly string[]): Record<string, string> {
     const labels: Record<string, string> = {};
     for (const [key, value] of Object.entries(source ?? {})) {
-        if (key.startsWith(MIRROR_PREFIX) || isExcludedKey(key, excluded)) continue;
-        // These two make the local destination treat the Service as remote-discovery; only the
-        // export mode decides that, never a label that happens to be on the remote (a mirror of a mirror).
-        if (key === REMOTE_DISCOVERY_LABEL || key === REMOTE_SERVICE_LABEL) continue;
+        if (isReservedKey(key) || isExcludedKey(key, excluded)) continue;
         labels[key] = value;
     }
     return labels;
@@ -166,7 +167,7 @@ function mirrorAnnotations(remote: V1Service, link: Link): Record<string, string
 export function copiedAnnotations(source: Record<string, string> | undefined, excluded: readonly string[]): Record<string, string> {
     const annotations: Record<string, string> = {};
     for (const [key, value] of Object.entries(source ?? {})) {
-        if (DROPPED_ANNOTATIONS.has(key)) continue;
+        if (DROPPED_ANNOTATIONS.has(key) || isReservedKey(key)) continue;
         // The destination needs opaque ports to proxy the mirror correctly: never excluded.
         if (key !== OPAQUE_PORTS_ANNOTATION && isExcludedKey(key, excluded)) continue;
         annotations[key] = value;
@@ -182,8 +183,53 @@ export function remoteFqName(remote: V1Service, link: Link): string {
 
 /** A local Service this Link's mirror wrote (so it may update or delete it). */
 export function isMirrorOf(local: V1Service, link: Link): boolean {
+    return mirrorOwnerProblem(local, link) === null;
+}
+
+/** `namespace/name` of a Link: the value of LINK_ANNOTATION on its mirrors. */
+export const linkKey = (link: Link) => `${link.metadata.namespace}/${link.metadata.name}`;
+
+/**
+ * Why a local Service with the name of one of this Link's mirrors is not that mirror (so it
+ * is never changed, adopted or deleted), or null when it is. Ours: labelled a mirror of the
+ * Link's cluster, of the right kind (an endpoint mirror of `headless`, else not an endpoint
+ * mirror), and naming no other Link. A mirror without the Link annotation is one Linkerd's
+ * own service mirror wrote for this cluster: taken over, as a migration from Linkerd expects.
+ */
+export function mirrorOwnerProblem(local: V1Service, link: Link, headless?: string): string | null {
     const labels = local.metadata?.labels ?? {};
-    return labels[MIRRORED_SERVICE_LABEL] === 'true' && labels[CLUSTER_NAME_LABEL] === link.spec.targetClusterName;
+    const cluster = link.spec.targetClusterName;
+    const where = `${local.metadata?.namespace}/${local.metadata?.name}`;
+    const notOurs = (why: string) => `${where} exists and is not a mirror of Link ${link.metadata.name}: ${why}; it is left alone`;
+    if (labels[MIRRORED_SERVICE_LABEL] !== 'true') return notOurs(`it is not labelled ${MIRRORED_SERVICE_LABEL}=true`);
+    if (labels[CLUSTER_NAME_LABEL] !== cluster) {
+        return notOurs(labels[CLUSTER_NAME_LABEL] === undefined ? `it has no ${CLUSTER_NAME_LABEL} label` : `it mirrors cluster ${JSON.stringify(labels[CLUSTER_NAME_LABEL])}`);
+    }
+    const owner = local.metadata?.annotations?.[LINK_ANNOTATION];
+    if (owner !== undefined && owner !== linkKey(link)) return notOurs(`it is a mirror of Link ${owner}`);
+    const endpointOf = labels[HEADLESS_MIRROR_SVC_NAME_LABEL];
+    if (headless === undefined && endpointOf !== undefined) return notOurs(`it is an endpoint mirror of ${endpointOf}`);
+    if (headless !== undefined && endpointOf !== headless) return notOurs(`it is not an endpoint mirror of ${headless}`);
+    return null;
+}
+
+/** Why a local Service may not be changed by this writer, or null when it may. */
+export type OwnerCheck = (local: V1Service) => string | null;
+
+/** What to do with the Service standing for a remote one, given what is stored under its name. */
+export type ServicePlan = { action: 'create' | 'update' | 'recreate' | 'keep' } | { action: 'refuse'; problem: string };
+
+/**
+ * The decision for one mirror (or endpoint mirror, or federated) Service: a Service that is
+ * not ours is refused before anything else is looked at, so no path of the writer can change,
+ * adopt or delete it. `local` is what is known to be stored (undefined: nothing known).
+ */
+export function planMirrorService(local: V1Service | undefined, desired: V1Service, owner: OwnerCheck): ServicePlan {
+    if (local === undefined) return { action: 'create' };
+    const problem = owner(local);
+    if (problem !== null) return { action: 'refuse', problem };
+    if (mirrorServiceNeedsRecreate(local, desired)) return { action: 'recreate' };
+    return { action: mirrorServiceChanged(local, desired) ? 'update' : 'keep' };
 }
 
 /**
@@ -241,12 +287,45 @@ function sameMap(a: Record<string, string> | undefined, b: Record<string, string
 
 /**
  * Whether the remote Service has at least one ready endpoint, read from its EndpointSlices.
- * A nil `ready` is "unknown", which the API says consumers should treat as ready.
+ * A nil `ready` is "unknown", which the API says consumers should treat as ready. An endpoint
+ * counts only with an address that may be an endpoint (src/ip/): a remote that lists only
+ * 127.0.0.1 or 169.254.169.254 has nothing to route to (remoteEndpointWarnings says so).
  */
 export function hasReadyEndpoints(remoteSlices: readonly V1EndpointSlice[]): boolean {
-    return remoteSlices.some((slice) =>
-        (slice.endpoints ?? []).some((endpoint) => endpoint.addresses.length > 0 && endpoint.conditions?.ready !== false),
-    );
+    return remoteSlices.some((slice) => (slice.endpoints ?? []).some((endpoint) => endpoint.conditions?.ready !== false && hasUsableAddress(endpoint)));
+}
+
+/** compact.ts stands this one address for "some ready endpoint at a usable address". */
+export const SOME_USABLE_ADDRESS = '(some usable address)';
+
+export function hasUsableAddress(endpoint: { addresses?: readonly string[] }): boolean {
+    return (endpoint.addresses ?? []).some((address) => address === SOME_USABLE_ADDRESS || usableEndpointIP(address).usable);
+}
+
+/** Refused addresses told per remote slice at most: a slice of 1 000 bad endpoints is one Event line. */
+export const WARNED_ADDRESSES_PER_SLICE = 3;
+
+/**
+ * The remote endpoint addresses left out because no endpoint may hold them (src/ip/:
+ * loopback, link-local, unspecified, multicast, not an IP), one line per remote slice naming
+ * it, at most WARNED_ADDRESSES_PER_SLICE addresses each, sorted.
+ */
+export function remoteEndpointWarnings(remoteSlices: readonly V1EndpointSlice[]): string[] {
+    const warnings: string[] = [];
+    for (const slice of remoteSlices) {
+        const refused: string[] = [];
+        for (const endpoint of slice.endpoints ?? []) {
+            for (const address of endpoint.addresses ?? []) {
+                if (address === SOME_USABLE_ADDRESS || refused.length >= WARNED_ADDRESSES_PER_SLICE) continue;
+                const ip = usableEndpointIP(address);
+                if (!ip.usable) refused.push(`${JSON.stringify(address)} (${ip.reason})`);
+            }
+        }
+        if (refused.length > 0) {
+            warnings.push(`remote EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name}: left out ${refused.join(', ')}`);
+        }
+    }
+    return warnings.sort();
 }
 
 /**

@@ -12,7 +12,7 @@ import type { GatewayResolutionStatus, LinkCondition, LinkStatus, MirrorSummary,
 export const STATUS_CONTROLLER_NAME = 'mesh-endpoints.io/service-mirror';
 export const MIRRORED_CONDITION = 'Mirrored';
 
-export type MirrorReason = 'Mirrored' | 'InvalidService' | 'MissingNamespace' | 'Error';
+export type MirrorReason = 'Mirrored' | 'InvalidService' | 'MissingNamespace' | 'NotOwned' | 'Error';
 
 export interface MirrorOutcome {
     namespace: string;
@@ -22,6 +22,8 @@ export interface MirrorOutcome {
     message: string;
     /** The mirror Service, once it exists. */
     localName?: string;
+    /** Remote endpoint addresses left out, one line per remote EndpointSlice (remoteEndpointWarnings). */
+    warnings?: string[];
 }
 
 /**

@@ -14,9 +14,10 @@ const member = (labels: Record<string, string> = { 'mirror.linkerd.io/federated'
 class Writes {
     readonly local = new Map<string, V1Service>();
     readonly log: string[] = [];
-    async ensureService(namespace: string, name: string, desired: V1Service, ours: (svc: V1Service) => boolean) {
+    async ensureService(namespace: string, name: string, desired: V1Service, owner: (svc: V1Service) => string | null) {
         const have = this.local.get(name);
-        if (have && !ours(have)) return { problem: 'not ours', reason: 'Error' as const };
+        const problem = have && owner(have);
+        if (problem) return { problem, reason: 'NotOwned' as const };
         this.log.push(`${have ? 'update' : 'create'} ${namespace}/${name}`);
         this.local.set(name, desired);
         return { service: desired };
@@ -89,7 +90,7 @@ describe('FederatedSync', () => {
 
         const other = setup([remote('east', member())]);
         other.writes.local.set('web-federated', { metadata: { name: 'web-federated', namespace: 'ns1' } });
-        assert.match((await other.sync.sync('ns1', 'web')).problem ?? '', /not a federated Service; left alone/);
+        assert.match((await other.sync.sync('ns1', 'web')).problem ?? '', /not a federated Service; it is left alone/);
         assert.deepEqual(other.writes.log, []);
     });
 });

@@ -79,10 +79,10 @@ export class FederatedSync {
             ? judge('', localDeps.get(namespace, name), { excludedLabels: localDeps.excludedLabels, excludedAnnotations: localDeps.excludedAnnotations })
             : { state: 'unknown' };
 
+        const owner = (svc: V1Service) => (isFederatedService(svc) ? null : `${namespace}/${named.name} exists and is not a federated Service; it is left alone`);
         const found = this.deps.existing(namespace, named.name);
-        if (found && !isFederatedService(found)) {
-            return { service: null, refused, problem: `Service ${namespace}/${named.name} exists and is not a federated Service; left alone` };
-        }
+        const foreign = found && owner(found);
+        if (foreign) return { service: null, refused, problem: foreign };
         const desired = desiredFederatedService({ namespace, name, local, remotes, existing: found });
         if (desired === null) {
             if (found) await this.deps.writes.deleteService(found);
@@ -92,7 +92,7 @@ export class FederatedSync {
         if (!found && !(await this.deps.ensureNamespace(namespace, creator))) {
             return { service: null, refused, problem: `namespace ${namespace} does not exist in this cluster`, namespaceMissing: true };
         }
-        const ensured = await this.deps.writes.ensureService(namespace, named.name, desired, isFederatedService);
+        const ensured = await this.deps.writes.ensureService(namespace, named.name, desired, owner);
         if ('problem' in ensured) return { service: null, refused, problem: ensured.problem };
         return { service: named.name, refused };
     }

@@ -7,25 +7,24 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { GatewayAddress, MirrorGroups } from './endpoints.js';
 import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
 import { desiredEndpointMirrors, headlessMirrorGroups, isEndpointMirrorOf } from './headless.js';
+import { mirrorOwnerProblem, type OwnerCheck } from './mirror.js';
 import type { Link } from './link.js';
 import type { AddressType } from '../endpointslice/types.js';
 
 /** The writes a mirror sync makes; the controller's MirrorSync provides them. */
 export interface MirrorWrites {
-    /** Creates, updates or recreates a Service; `ours` says whether an existing one may be changed. */
-    ensureService(
-        namespace: string,
-        name: string,
-        desired: V1Service,
-        ours: (svc: V1Service) => boolean,
-    ): Promise<{ service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'Error' }>;
+    /** Creates, updates or recreates a Service; `owner` says whether an existing one may be changed (planMirrorService). */
+    ensureService(namespace: string, name: string, desired: V1Service, owner: OwnerCheck): Promise<EnsuredService>;
     /** Plans and writes the slices of a stored Service. */
     applySlices(service: V1Service, groups: MirrorGroups): Promise<void>;
     /** Deletes a mirror's slices, then the Service (only if labelled with this cluster). */
-    deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service): Promise<void>;
+    deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner?: OwnerCheck): Promise<void>;
     /** Local Services of a namespace labelled as endpoint mirrors of `headlessName`, from the cache. */
     endpointMirrorsOf(namespace: string, headlessName: string): V1Service[];
 }
+
+/** The stored Service, or why there is none: a Service of that name that is not ours is `NotOwned`. */
+export type EnsuredService = { service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'NotOwned' | 'Error' };
 
 export interface HeadlessSyncInput {
     link: Link;
@@ -47,7 +46,7 @@ export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSy
     const stored = new Map<string, V1Service>();
     for (const want of plan.mirrors) {
         const name = want.service.metadata!.name!;
-        const ensured = await writes.ensureService(namespace, name, want.service, (svc) => isEndpointMirrorOf(svc, mirror.metadata!.name!, cluster));
+        const ensured = await writes.ensureService(namespace, name, want.service, (svc) => mirrorOwnerProblem(svc, link, mirror.metadata!.name!));
         if ('problem' in ensured) {
             problems.push(`hostname ${JSON.stringify(want.hostname)}: ${ensured.problem}`);
             continue;
