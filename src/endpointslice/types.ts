@@ -3,7 +3,9 @@
 // and the reconciler turns DesiredGroups + the slices that exist into a SlicePlan.
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice } from '@kubernetes/client-node';
 
-export type AddressType = 'IPv4' | 'IPv6';
+import type { AddressType } from '../ip/family.js';
+
+export type { AddressType };
 
 /** The Service that owns a set of slices: everything the reconciler needs to know of it. */
 export interface SliceOwner {

@@ -22,7 +22,7 @@
 //   other multicast through ("probably a bug", says its comment).
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { AddressType } from '../endpointslice/types.js';
+import type { AddressType } from './family.js';
 
 export interface CanonicalIP {
     /** Dotted decimal for IPv4; RFC 5952 (Go's net.IP.String) for IPv6. */

@@ -132,7 +132,7 @@ describe('the cached form of a mirror Service', () => {
                 assert.equal(mirrorServiceChanged(cached, desired), mirrorServiceChanged(stored, desired));
                 assert.equal(mirrorServiceNeedsRecreate(cached, desired), mirrorServiceNeedsRecreate(stored, desired));
                 assert.deepEqual(mirrorAddressTypes(cached), mirrorAddressTypes(stored));
-                const gatewayAddresses = [{ address: '192.0.2.7', family: 4 as const, ready: true }, { address: '2001:db8::7', family: 6 as const, ready: true }];
+                const gatewayAddresses = [{ address: '192.0.2.7', family: 'IPv4' as const, ready: true }, { address: '2001:db8::7', family: 'IPv6' as const, ready: true }];
                 const input = { link, gatewayAddresses, remoteHasReadyEndpoints: true, gatewayAlive: true };
                 assert.deepEqual(desiredMirrorGroups({ ...input, mirror: cached }), desiredMirrorGroups({ ...input, mirror: stored }));
                 assert.deepEqual(mirrorPlan({ ...input, mirror: cached }, []), mirrorPlan({ ...input, mirror: stored }, []));

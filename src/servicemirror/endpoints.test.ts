@@ -25,8 +25,8 @@ function mirror(ipFamilies?: string[], exported = 'true'): V1Service {
     );
 }
 
-const v4 = (address: string, ready = true): GatewayAddress => ({ address, family: 4, ready });
-const v6 = (address: string, ready = true): GatewayAddress => ({ address, family: 6, ready });
+const v4 = (address: string, ready = true): GatewayAddress => ({ address, family: 'IPv4', ready });
+const v6 = (address: string, ready = true): GatewayAddress => ({ address, family: 'IPv6', ready });
 const mixed = [v4('192.0.2.127'), v6('2001:db8::7f'), v4('192.0.2.128')];
 
 function groups(overrides: Partial<MirrorGroupsInput> = {}) {
@@ -141,7 +141,7 @@ describe('mirror endpoints', () => {
     });
 
     it('hold canonical IPs, one endpoint per IP even when two names resolve to it', () => {
-        assert.equal(endpointIP('2001:DB8:0:0::7F', 6), '2001:db8::7f');
+        assert.equal(endpointIP('2001:DB8:0:0::7F', 'IPv6'), '2001:db8::7f');
         const result = groups({
             mirror: mirror(['IPv6']),
             gatewayAddresses: [v6('2001:db8::7f', false), v6('2001:DB8::7F', true)],

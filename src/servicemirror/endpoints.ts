@@ -5,6 +5,7 @@
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { normalisePort } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
+import type { GatewayAddress } from '../dns/name-state.js';
 import { parseIP, usableEndpointIP } from '../ip/address.js';
 import {
     CLUSTER_NAME_LABEL,
@@ -16,11 +17,7 @@ import {
 import type { Link } from './link.js';
 
 /** One resolved gateway address, as src/dns/ hands it over. */
-export interface GatewayAddress {
-    address: string;
-    family: 4 | 6;
-    ready: boolean;
-}
+export type { GatewayAddress };
 
 export interface MirrorGroupsInput {
     mirror: V1Service;
@@ -97,13 +94,12 @@ function gatewayPorts(mirror: V1Service, gatewayPort: number): DiscoveryV1Endpoi
 }
 
 function gatewayEndpoints(addresses: readonly GatewayAddress[], addressType: AddressType, alive: boolean): V1Endpoint[] {
-    const family = addressType === 'IPv6' ? 6 : 4;
     // Two gateway names may resolve to one IP: one endpoint, ready if either says so.
     const readiness = new Map<string, boolean>();
     for (const gateway of addresses) {
         // An address that contradicts its own family is a resolver bug: trust neither.
-        if (gateway.family !== family) continue;
-        const ip = endpointIP(gateway.address, family);
+        if (gateway.family !== addressType) continue;
+        const ip = endpointIP(gateway.address, addressType);
         if (ip === null) continue;
         readiness.set(ip, (readiness.get(ip) ?? false) || gateway.ready);
     }
@@ -121,9 +117,9 @@ function gatewayEndpoints(addresses: readonly GatewayAddress[], addressType: Add
  * hostname or an empty string in an endpoint address is exactly Linkerd's EKS bug (#4582,
  * #5343): the write is refused and the mirror loses every endpoint.
  */
-export function endpointIP(address: string, family: 4 | 6): string | null {
+export function endpointIP(address: string, family: AddressType): string | null {
     const ip = usableEndpointIP(address);
-    return ip.usable && ip.family === (family === 6 ? 'IPv6' : 'IPv4') ? ip.address : null;
+    return ip.usable && ip.family === family ? ip.address : null;
 }
 
 /** What Linkerd's destination reads from a mirror's slices (it reads them from the slice, not the Service). */

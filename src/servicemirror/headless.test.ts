@@ -157,7 +157,7 @@ describe('endpoint mirrors', () => {
 
     it('point at the gateway on the gateway port, ready as their pod is', () => {
         const mirror = stored(buildEndpointMirror(remoteHeadless(), link, 'pod-0'), '10.96.1.1');
-        const input = { mirror, link, gatewayAddresses: [{ address: '192.0.2.129', family: 4 as const, ready: true }], gatewayAlive: true };
+        const input = { mirror, link, gatewayAddresses: [{ address: '192.0.2.129', family: 'IPv4' as const, ready: true }], gatewayAlive: true };
         const ready = desiredMirrorGroups({ ...input, remoteHasReadyEndpoints: true });
         assert.deepEqual(ready.groups[0]?.endpoints.map((e) => e.addresses[0]), ['192.0.2.129']);
         assert.deepEqual(ready.groups[0]?.ports.map((p) => p.port), [889, 889]);

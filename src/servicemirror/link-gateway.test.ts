@@ -51,7 +51,7 @@ describe('LinkGateway over real DNS (UDP on 127.0.0.1)', () => {
             server.setBehaviour(NAME, 'normal');
             await waitFor('the recovery', () => told.length === 3);
             assert.deepEqual(told.slice(1), [false, false], 'the same address stayed ready throughout');
-            assert.deepEqual(gateway.addresses(['IPv4'], Date.now()), [{ address: '192.0.2.1', family: 4, ready: true }]);
+            assert.deepEqual(gateway.addresses(['IPv4'], Date.now()), [{ address: '192.0.2.1', family: 'IPv4', ready: true }]);
 
             server.setRecords(NAME, { A: [{ address: '192.0.2.2', ttl: 0 }] });
             await waitFor('the new address', () => told.length === 4);

@@ -94,7 +94,7 @@ export class LinkGateway {
     addresses(families: readonly AddressType[], now: number): GatewayAddress[] {
         return mirrorGatewayAddresses(this.gatewayEntries, this.nameStates, families, now, this.deps.policy).map((a) => ({
             address: a.address,
-            family: a.family === 'IPv6' ? 6 : 4,
+            family: a.family,
             ready: a.ready,
         }));
     }

@@ -123,7 +123,7 @@ describe('EndpointSlice validity against the real apiserver', async () => {
         const rest = new CountingRest(cluster.kubeConfig());
         const writer = new SliceWriter({ rest, tracker: new SliceTracker(), isLeader: () => true, fieldManager: 'slice-validity-test' });
         const link = testLink();
-        const gateway = fc.tuple(fc.oneof(validIP, invalidIP), fc.constantFrom<4 | 6>(4, 6), fc.boolean()).map(([address, family, ready]) => ({ address, family, ready }));
+        const gateway = fc.tuple(fc.oneof(validIP, invalidIP), fc.constantFrom<'IPv4' | 'IPv6'>('IPv4', 'IPv6'), fc.boolean()).map(([address, family, ready]) => ({ address, family, ready }));
         const rounds = fc.sample(fc.record({ ports: servicePorts(30, 1), steps: fc.array(fc.array(gateway, { maxLength: 10 }), { minLength: 2, maxLength: 3 }) }), { numRuns: 20, seed: 1203 });
         let writes = 0;
         for (const [r, round] of rounds.entries()) {

@@ -17,7 +17,7 @@ import { judgeEmptiedMirrors, WatchChecker } from './watch-checker.js';
 /** The bound on convergence once the faults stop (a replica restarted last needs seconds to boot). */
 const CONVERGE_LIMIT_MS = 90_000;
 /** The gateway name's answer once the driver stops (Driver.stop). */
-const FINAL_GATEWAY = [{ address: '192.0.2.201', family: 4 as const, ready: true }];
+const FINAL_GATEWAY = [{ address: '192.0.2.201', family: 'IPv4' as const, ready: true }];
 
 export interface SoakReport {
     seed: number;
