@@ -55,7 +55,7 @@ function remote(exp?: ServiceExport, svc: V1Service | undefined = service(), ext
         known: true,
         export: exp,
         service: svc,
-        endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 4, ready: true }], alive: true, hasReadyEndpoints: true },
+        endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 'IPv4' as const, ready: true }], alive: true, hasReadyEndpoints: true },
         ...extra,
     };
 }
@@ -198,7 +198,7 @@ describe('planImport: one exporting cluster', () => {
     });
 
     it('gives the gateway source no endpoints while the remote Service has none ready', () => {
-        const { state } = converge([remote(exported('2026-01-01T00:00:00Z'), service(), { endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 4, ready: true }], alive: true, hasReadyEndpoints: false } })]);
+        const { state } = converge([remote(exported('2026-01-01T00:00:00Z'), service(), { endpoints: { kind: 'gateway', link, addresses: [{ address: '192.0.2.127', family: 'IPv4' as const, ready: true }], alive: true, hasReadyEndpoints: false } })]);
         assert.equal(state.slices!.length, 0);
         assert.ok(state.existingImport);
     });
