@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane helm build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane helm node-deps image build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -24,6 +24,16 @@ helm:
 	@echo "==> helm (from its Go module; the first build takes minutes)"
 	@bash hack/helm/build.sh >/dev/null
 
+# Debian packages for the image and the node (umoci, runc, containerd, CNI plugins), when missing.
+node-deps:
+	@bash hack/node/deps.sh
+
+# The product's OCI image without Docker (hack/image/build.ts): Node 20 from its npm package,
+# its shared libraries from Debian packages, dist/; written to .cache/image/ as an OCI archive.
+image: deps node-deps
+	@echo "==> image (OCI archive, no Docker)"
+	@npx tsx hack/image/build.ts
+
 # Type check, then the CLI and every package it uses bundled into dist/cli/main.js (hack/bundle.ts).
 build: deps
 	npm run --silent build
@@ -39,7 +49,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane helm
+integration: deps control-plane helm image
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)
@@ -65,4 +75,4 @@ docs: deps
 	npx tsx hack/docs.ts
 
 clean:
-	rm -rf dist
+	rm -rf dist .cache/image

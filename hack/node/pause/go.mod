@@ -1,0 +1,3 @@
+module mesh-endpoints.invalid/pause
+
+go 1.25.0
