@@ -4,7 +4,7 @@
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
 import { KubeConfig } from '../kube/kubeconfig.js';
 import type { Command } from 'commander';
-import { LEASE_NAME as EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
+import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';
 import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
 import {
@@ -22,7 +22,7 @@ import {
     type RemoteProbe,
 } from '../ops/checks.js';
 import { checksText } from '../ops/format.js';
-import { LEASE_NAME as SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
+import { SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
 import { CREDENTIALS_SECRET_KEY } from '../servicemirror/link.js';
 import { durationOption, fail } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';

@@ -8,8 +8,7 @@ import { logFn, newLogger } from '../kube/log.js';
 import { Manager, METRICS_PREFIX, type ControllerDeps, type ReplicaService, type Runnable } from '../kube/manager.js';
 import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { formatDuration } from '../servicemirror/gateway-events.js';
-import { parseDurationMs } from '../servicemirror/link.js';
+import { formatDuration, parseDurationMs } from '../time/duration.js';
 import { parseProbeAddressOverride, type ProbeAddressOverride } from '../net/probe.js';
 
 /** --kubeconfig, else in-cluster config, else the default kubeconfig ($KUBECONFIG, ~/.kube/config). */

@@ -2,7 +2,7 @@
 // one Lease among its replicas, and (with --webhook-addr) the ExternalWorkload conversion
 // webhook on every replica.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, LEASE_NAME } from '../externalworkloads/controller.js';
+import { DEFAULT_MANAGED_BY, EXTERNAL_WORKLOADS_LEASE, ExternalWorkloadsController } from '../externalworkloads/controller.js';
 import { parseProbeTarget, PROBE_ANNOTATION, type ProbeTarget } from '../externalworkloads/health/probe-spec.js';
 import { DEFAULT_PROBE_CONCURRENCY } from '../externalworkloads/health/prober.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
@@ -43,7 +43,7 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
         .option('--managed-by <value>', 'endpointslice.kubernetes.io/managed-by value of our slices', DEFAULT_MANAGED_BY)
         .addOption(durationOption('--batch-period <duration>', 'workload changes to a Service within this window of its last sync share one sync (a lone change syncs at once)', 500))
-        .option('--lease-name <name>', 'Lease used for leader election', LEASE_NAME)
+        .option('--lease-name <name>', 'Lease used for leader election', EXTERNAL_WORKLOADS_LEASE)
         .option('--webhook-addr <host:port>', 'serve the ExternalWorkload conversion webhook (HTTPS, POST /convert) here, on every replica (default: off)')
         .option('--webhook-cert-secret <name>', 'serve the certificate of this Secret of --namespace (tls.crt, tls.key, ca.crt; e.g. cert-manager’s) instead of a self-signed one')
         .option('--webhook-cert-dir <dir>', 'serve tls.crt and tls.key (and ca.crt) from this folder instead of a self-signed certificate')

@@ -3,7 +3,7 @@
 // DNS failure policy and the probe are explained to users in HELP (shown by --help).
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
-import { LEASE_NAME, ServiceMirrorController } from '../servicemirror/controller.js';
+import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/controller.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
@@ -112,7 +112,7 @@ export function serviceMirrorCommand(program: Command): void {
 
 async function run(flags: Flags): Promise<void> {
     if (flags.dnsMinTtl > flags.dnsMaxTtl) throw new Error('--dns-min-ttl must not be longer than --dns-max-ttl');
-    await runController(flags, LEASE_NAME, 'mesh-endpoints-service-mirror', (deps) =>
+    await runController(flags, SERVICE_MIRROR_LEASE, 'mesh-endpoints-service-mirror', (deps) =>
         new ServiceMirrorController({
             ...deps,
             namespace: flags.namespace,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { GatewayWatcher, type Clock } from './gateway-watcher.js';
+import type { Clock } from '../time/clock.js';
+import { GatewayWatcher } from './gateway-watcher.js';
 import { GatewayDnsMetrics } from './metrics.js';
 import { addressesOf, DEFAULT_DNS_POLICY, type NameResolution, type NameState } from './name-state.js';
 import type { NameResolver } from './resolver.js';

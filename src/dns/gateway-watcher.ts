@@ -1,6 +1,7 @@
 // Keeps the gateway hostnames of one Link resolved: resolves each name when it is added,
 // again when its TTL (clamped) runs out or its retry is due, and tells the owner only when
 // what the name publishes changed. Owns timers; the decisions are name-state's.
+import { backgroundClock, type Clock } from '../time/clock.js';
 import { normalizeName } from './gateway-address.js';
 import { noGatewayDnsMetrics, type GatewayDnsObserver, type ResolutionResult } from './metrics.js';
 import {
@@ -16,20 +17,6 @@ import {
 } from './name-state.js';
 import type { NameResolver } from './resolver.js';
 
-export interface Clock {
-    now(): number;
-    /** Runs `fn` after `ms`; the returned function cancels it. */
-    schedule(fn: () => void, ms: number): () => void;
-}
-
-export const systemClock: Clock = {
-    now: () => Date.now(),
-    schedule(fn, ms) {
-        // A DNS refresh alone must not keep the process alive.
-        const timer = setTimeout(fn, ms).unref();
-        return () => clearTimeout(timer);
-    },
-};
 
 export interface GatewayWatcherOptions {
     resolver: NameResolver;
@@ -64,7 +51,8 @@ export class GatewayWatcher {
 
     constructor(private readonly options: GatewayWatcherOptions) {
         this.policy = options.policy ?? DEFAULT_DNS_POLICY;
-        this.clock = options.clock ?? systemClock;
+        // A DNS refresh alone must not keep the process alive.
+        this.clock = options.clock ?? backgroundClock;
         this.metrics = options.metrics ?? noGatewayDnsMetrics;
     }
 

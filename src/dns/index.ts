@@ -43,5 +43,5 @@ export type {
 export { mirrorGatewayAddresses } from './gateway-endpoints.js';
 export { gatewayResolutionStatus, nameStatus, type GatewayNameStatus } from './resolution-status.js';
 export { GatewayResolver, resolutionErrorOf, type GatewayResolverOptions, type NameResolver } from './resolver.js';
-export { GatewayWatcher, systemClock, type Clock, type GatewayWatcherOptions } from './gateway-watcher.js';
+export { GatewayWatcher, type GatewayWatcherOptions } from './gateway-watcher.js';
 export { GatewayDnsMetrics, noGatewayDnsMetrics, type GatewayDnsObserver, type ResolutionResult } from './metrics.js';

@@ -35,7 +35,7 @@ export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
  */
 export const DEFAULT_CONCURRENT_SYNCS = 5;
 /** The Lease its replicas elect a leader with (in the controller's namespace), unless --lease-name says otherwise. */
-export const LEASE_NAME = 'mesh-endpoints-external-workloads';
+export const EXTERNAL_WORKLOADS_LEASE = 'mesh-endpoints-external-workloads';
 
 export interface ExternalWorkloadsOptions extends ControllerDeps {
     /** Watch one namespace; every namespace when undefined. */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry, type Histogram } from 'prom-client';
 import { ItemExponentialBackoff } from './ratelimit.js';
-import { runWorkers, WorkQueue, type Clock, type WorkerFailure } from './workqueue.js';
+import type { Clock } from '../time/clock.js';
+import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import { WorkQueueMetrics } from './workqueue-metrics.js';
 
 /** Time moves only when the test says so; due timers run in time order. */
@@ -14,13 +15,10 @@ class FakeClock implements Clock {
     now(): number {
         return this.time;
     }
-    setTimeout(callback: () => void, ms: number): unknown {
+    schedule(callback: () => void, ms: number): () => void {
         const id = this.nextId++;
         this.timers.set(id, { at: this.time + ms, callback });
-        return id;
-    }
-    clearTimeout(handle: unknown): void {
-        this.timers.delete(handle as number);
+        return () => this.timers.delete(id);
     }
     pendingTimers(): number {
         return this.timers.size;

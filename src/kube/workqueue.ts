@@ -2,22 +2,11 @@
 // N events for one Service collapse into one sync; a key is never in two workers' hands
 // at once; failed keys come back after a rate-limited delay (runWorkers holds the retry
 // policy). It must not know what a key means, talk to the API, or log.
+import { systemClock, type Clock } from '../time/clock.js';
 import { controllerRateLimiter, type RateLimiter } from './ratelimit.js';
 import type { QueueMetrics, WorkQueueMetrics } from './workqueue-metrics.js';
 import { TimeSlicer } from './yielding.js';
 
-export interface Clock {
-    now(): number;
-    setTimeout(callback: () => void, ms: number): unknown;
-    clearTimeout(handle: unknown): void;
-}
-
-/** The real clock, looked up at each call so node:test's mock.timers can replace it. */
-export const systemClock: Clock = {
-    now: () => Date.now(),
-    setTimeout: (callback, ms) => setTimeout(callback, ms),
-    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 export interface WorkQueueOptions {
     /** The queue's `name` label in the metrics. */
@@ -229,7 +218,7 @@ class DelayedAdds<K> {
     /** The truth; the heap may also hold stale entries of keys since rescheduled earlier. */
     private readonly readyAt = new Map<K, number>();
     private readonly heap: { key: K; at: number }[] = [];
-    private timer: { handle: unknown; at: number } | undefined;
+    private timer: { cancel: () => void; at: number } | undefined;
 
     constructor(
         private readonly clock: Clock,
@@ -245,7 +234,7 @@ class DelayedAdds<K> {
     }
 
     clear(): void {
-        if (this.timer) this.clock.clearTimeout(this.timer.handle);
+        this.timer?.cancel();
         this.timer = undefined;
         this.readyAt.clear();
         this.heap.length = 0;
@@ -267,9 +256,9 @@ class DelayedAdds<K> {
         while (this.heap[0] && this.readyAt.get(this.heap[0].key) !== this.heap[0].at) this.pop();
         const next = this.heap[0];
         if (next === undefined || (this.timer && this.timer.at <= next.at)) return;
-        if (this.timer) this.clock.clearTimeout(this.timer.handle);
+        this.timer?.cancel();
         const delay = Math.min(Math.max(0, next.at - this.clock.now()), MAX_TIMER_MS);
-        this.timer = { at: next.at, handle: this.clock.setTimeout(() => this.fire(), delay) };
+        this.timer = { at: next.at, cancel: this.clock.schedule(() => this.fire(), delay) };
     }
 
     private push(entry: { key: K; at: number }): void {

@@ -35,7 +35,7 @@ import { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { formatLabelSelector, isEmptySelector, type LabelSelector } from './selector.js';
 
-export const LEASE_NAME = 'mesh-endpoints-service-mirror';
+export const SERVICE_MIRROR_LEASE = 'mesh-endpoints-service-mirror';
 
 export interface ServiceMirrorOptions extends ControllerDeps {
     /** Namespace of the Links (and their credentials Secrets) this process serves. */

@@ -1,5 +1,6 @@
 // What a Link's users are told, as Events on the Link, when a gateway name's resolution or
 // the gateway probe changes state. Pure: the controller records what these return.
+import { formatDuration } from '../time/duration.js';
 import { addressesOf, type DnsPolicy, type GatewayAddress, type NameState } from '../dns/name-state.js';
 
 export interface LinkEvent {
@@ -22,13 +23,6 @@ export function nameReport(state: NameState, published: GatewayAddress[]): NameR
 }
 
 const list = (addresses: readonly GatewayAddress[]) => addresses.map((a) => a.address).join(', ') || 'none';
-
-export function formatDuration(ms: number): string {
-    if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
-    if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
-    if (ms % 1000 === 0) return `${ms / 1000}s`;
-    return `${ms}ms`;
-}
 
 /**
  * The events of one change of a gateway name, given what was reported before (undefined the

@@ -5,7 +5,8 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from './keys.js';
-import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION, parseDurationMs } from './link.js';
+import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from './link.js';
+import { parseDurationMs } from '../time/duration.js';
 
 export const GATEWAY_PORT_NAME = 'mc-gateway';
 export const PROBE_PORT_NAME = 'mc-probe';

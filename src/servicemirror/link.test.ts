@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Link, parseDurationMs, parseLink, splitGatewayAddress } from './link.js';
+import { type Link, parseLink, splitGatewayAddress } from './link.js';
 
 /** A Link as `linkerd multicluster link` writes it (v1alpha3). */
 function linkerdLink(spec: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -135,25 +135,5 @@ describe('parseLink', () => {
         const link = parsed(linkerdLink({}, { status: { gatewayResolution: [resolution] } }));
         assert.deepEqual(link.status.gatewayResolution, [resolution]);
         assert.deepEqual(parsed(linkerdLink({}, { status: { mirrorServices: 'nope' } })).status, {});
-    });
-});
-
-describe('parseDurationMs', () => {
-    it('reads Go durations as Linkerd writes them', () => {
-        assert.equal(parseDurationMs('3s'), 3000);
-        assert.equal(parseDurationMs('1m30s'), 90_000);
-        assert.equal(parseDurationMs('1.5s'), 1500);
-        assert.equal(parseDurationMs('500ms'), 500);
-        assert.equal(parseDurationMs('1h'), 3_600_000);
-        assert.equal(parseDurationMs('250us'), 0.25);
-        assert.equal(parseDurationMs('0'), 0);
-    });
-
-    it('reads a bare number as seconds, as v1alpha1 Links may hold', () => {
-        assert.equal(parseDurationMs('3'), 3000);
-    });
-
-    it('refuses text that is not a duration', () => {
-        for (const text of ['', 's', '3x', '3 s', 'three seconds', '1m-3s']) assert.equal(parseDurationMs(text), null, text);
     });
 });

@@ -1,8 +1,9 @@
 // The Link custom resource (links.multicluster.linkerd.io), read as any of Linkerd's three
 // versions and turned into one typed, defaulted value the service mirror can trust.
-// Owns: the Link/LinkStatus types, parseLink, probe duration parsing. Must not do I/O, read
+// Owns: the Link/LinkStatus types, parseLink. Must not do I/O, read
 // the clock or resolve gateway names (that is src/dns/); label selectors live in selector.ts.
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
+import { parseDurationMs } from '../time/duration.js';
 import * as z from '../zod.js';
 import { type LabelSelector, labelSelectorSchema, selectorProblem } from './selector.js';
 
@@ -247,26 +248,6 @@ function parseDecimal(text: string): number | null {
 function parsePort(text: string): number | null {
     const n = parseDecimal(text);
     return n !== null && n >= 1 && n <= 65535 ? n : null;
-}
-
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, '\u00b5s': 1e-3, '\u03bcs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * A Go duration ("3s", "1m30s", "1.5s", "500ms") in milliseconds, or null if malformed.
- * v1alpha1 had no format on probeSpec.period, so a bare number is read as seconds, the unit
- * Linkerd's gateway annotation `mirror.linkerd.io/probe-period` is written in.
- */
-export function parseDurationMs(text: string): number | null {
-    const s = text.trim();
-    if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-    const match = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$/.exec(s);
-    if (!match) return null;
-    let total = 0;
-    for (const part of (match[2] ?? '').matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g)) {
-        total += Number(part[1]) * (UNIT_MS[part[2] ?? ''] ?? Number.NaN);
-    }
-    if (!Number.isFinite(total)) return null;
-    return match[1] === '-' ? -total : total;
 }
 
 const statusSchema = z.object({

@@ -18,7 +18,7 @@ import { Manager } from '../../src/kube/manager.js';
 import type { RequestOpts } from '../../src/kube/rest.js';
 import { collectionPath, EndpointSlices, Events, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
-import { LEASE_NAME, ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
+import { SERVICE_MIRROR_LEASE, ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
 import type { LinkStatus } from '../../src/servicemirror/link.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
 import { KubeRest } from '../../src/kube/rest.js';
@@ -91,7 +91,7 @@ export async function runServiceMirror(
         logger,
         registry,
         leaderElection: opts.leaderElection
-            ? { namespace, name: LEASE_NAME, leaseDurationMs: 4000, renewDeadlineMs: 2500, retryPeriodMs: 500 }
+            ? { namespace, name: SERVICE_MIRROR_LEASE, leaseDurationMs: 4000, renewDeadlineMs: 2500, retryPeriodMs: 500 }
             : undefined,
     });
     const controller = new ServiceMirrorController({

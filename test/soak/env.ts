@@ -4,8 +4,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEASE_NAME as EW_LEASE } from '../../src/externalworkloads/controller.js';
-import { LEASE_NAME as SM_LEASE } from '../../src/servicemirror/controller.js';
+import { EXTERNAL_WORKLOADS_LEASE as EW_LEASE } from '../../src/externalworkloads/controller.js';
+import { SERVICE_MIRROR_LEASE as SM_LEASE } from '../../src/servicemirror/controller.js';
 import { collectionPath, Links, Namespaces, Secrets } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
 import { installCrds } from '../../src/testing/crds.js';

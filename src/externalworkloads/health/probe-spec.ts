@@ -2,7 +2,7 @@
 // siblings, or the controller's --default-probe for a workload without one. Pure: annotations
 // in, a probe or a clear error out. Defaults are those of a Kubernetes readiness probe.
 import { hostPort } from '../../net/probe.js';
-import { parseDurationMs } from '../../servicemirror/link.js';
+import { parseDurationMs } from '../../time/duration.js';
 
 export const PROBE_ANNOTATION = 'mesh-endpoints.io/probe';
 export const PERIOD_ANNOTATION = 'mesh-endpoints.io/probe-period';

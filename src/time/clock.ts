@@ -1,0 +1,25 @@
+// The one clock of mesh-endpoints: what code that waits or stamps times is handed, so a test
+// can move time itself. Pure code takes `now` as an argument instead.
+export interface Clock {
+    now(): number;
+    /** Runs `fn` after `ms`; the returned function cancels it. */
+    schedule(fn: () => void, ms: number): () => void;
+}
+
+/** The real clock, looked up at each call so node:test's mock.timers can replace it. */
+export const systemClock: Clock = {
+    now: () => Date.now(),
+    schedule(fn, ms) {
+        const timer = setTimeout(fn, ms);
+        return () => clearTimeout(timer);
+    },
+};
+
+/** The real clock for timers that alone must not keep the process alive (a DNS refresh). */
+export const backgroundClock: Clock = {
+    now: () => Date.now(),
+    schedule(fn, ms) {
+        const timer = setTimeout(fn, ms).unref();
+        return () => clearTimeout(timer);
+    },
+};
