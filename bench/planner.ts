@@ -15,7 +15,7 @@ import { runSliced, TimeSlicer } from '../src/kube/yielding.js';
 import { sliceProblems } from '../src/endpointslice/validate.js';
 import { SharedValues } from '../src/kube/shared-values.js';
 import { compactSlice } from '../src/kube/slice-cache.js';
-import type { OwnedSlice } from '../src/kube/slice-owner.js';
+import type { OwnedSlice } from '../src/kube/slice-cache.js';
 import { timeRuns, type Report } from './stats.js';
 
 const BENCHMARK = 'planner';

@@ -1,5 +1,5 @@
 // Public API of endpointslice/: pure planning of EndpointSlices and the generation tracker.
-export type { AddressType, DesiredGroup, ReconcileInput, SliceOwner, SlicePlan } from './types.js';
+export type { AddressType, DesiredGroup, ReconcileInput, OwningService, SlicePlan } from './types.js';
 export { planSlices, MAX_ENDPOINTS_PER_SLICE_LIMIT } from './reconciler.js';
 export { EndpointSet, endpointKey, endpointsEqualBeyondIdentity, normaliseEndpoint } from './endpointset.js';
 export { normalisePort, normalisePorts, portMapKey } from './ports.js';

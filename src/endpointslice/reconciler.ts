@@ -8,7 +8,7 @@ import { planPortGroup, type PortGroup } from './portgroup.js';
 import { normalisePorts, portMapKey } from './ports.js';
 import { completed, type Steps } from './steps.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, ownedBy, replacementSlice, type SliceMeta } from './slice.js';
-import type { AddressType, ReconcileInput, SliceOwner, SlicePlan } from './types.js';
+import type { AddressType, ReconcileInput, OwningService, SlicePlan } from './types.js';
 
 /** The apiserver rejects slices of more endpoints than this. */
 export const MAX_ENDPOINTS_PER_SLICE_LIMIT = 1000;
@@ -68,7 +68,7 @@ function* portGroups(input: ReconcileInput, existing: V1EndpointSlice[], support
  * earlier Service of the same name is on its way to the garbage collector. addressType is
  * immutable, hence the match on it.
  */
-function recycle(plan: Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>, owner: SliceOwner, meta: SliceMeta): void {
+function recycle(plan: Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>, owner: OwningService, meta: SliceMeta): void {
     if (plan.deletes.length === 0) return;
     for (let c = plan.creates.length - 1; c >= 0; c--) {
         const create = plan.creates[c]!;

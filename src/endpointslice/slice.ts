@@ -1,7 +1,7 @@
 // One EndpointSlice's object shape: its name prefix, owner reference, labels and annotations.
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1OwnerReference } from '@kubernetes/client-node';
 import { isUsableGenerateName } from './names.js';
-import type { AddressType, SliceOwner } from './types.js';
+import type { AddressType, OwningService } from './types.js';
 
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 export const LABEL_MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
@@ -12,7 +12,7 @@ export const RESERVED_LABELS: ReadonlySet<string> = new Set([LABEL_SERVICE_NAME,
 
 /** What a slice of one owner should say about itself, besides its endpoints and ports. */
 export interface SliceMeta {
-    owner: SliceOwner;
+    owner: OwningService;
     managedBy: string;
     extraLabels?: Record<string, string>;
     annotations?: Record<string, string>;
@@ -24,12 +24,12 @@ export function sliceNamePrefix(serviceName: string): string {
     return isUsableGenerateName(prefix) ? prefix : serviceName;
 }
 
-export function controllerRef(owner: SliceOwner): V1OwnerReference {
+export function controllerRef(owner: OwningService): V1OwnerReference {
     return { apiVersion: 'v1', kind: 'Service', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
 }
 
 /** A slice of another Service that once had this name (deleted and recreated) is not ours to reuse. */
-export function ownedBy(slice: V1EndpointSlice, owner: Pick<SliceOwner, 'uid'>): boolean {
+export function ownedBy(slice: V1EndpointSlice, owner: Pick<OwningService, 'uid'>): boolean {
     return (slice.metadata?.ownerReferences ?? []).some(
         (ref) => ref.uid === owner.uid && ref.kind === 'Service' && ref.apiVersion === 'v1',
     );

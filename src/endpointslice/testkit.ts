@@ -2,11 +2,11 @@
 // API (index.ts does not export it); it lives here rather than in a *.test.ts file so several
 // test files can share it without being run as a test themselves.
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice } from '@kubernetes/client-node';
-import type { AddressType, DesiredGroup, ReconcileInput, SliceOwner, SlicePlan } from './types.js';
+import type { AddressType, DesiredGroup, ReconcileInput, OwningService, SlicePlan } from './types.js';
 
 export const MANAGED_BY = 'mesh-endpoints.example.org';
 
-export function makeOwner(overrides: Partial<SliceOwner> = {}): SliceOwner {
+export function makeOwner(overrides: Partial<OwningService> = {}): OwningService {
     return { name: 'web', namespace: 'shop', uid: 'svc-uid-1', labels: { app: 'web' }, headless: false, ...overrides };
 }
 
@@ -122,7 +122,7 @@ export class FakeApiserver {
 export function storedSlice(
     name: string,
     endpoints: V1Endpoint[],
-    options: { owner?: SliceOwner; ports?: DiscoveryV1EndpointPort[]; addressType?: string; labels?: Record<string, string> } = {},
+    options: { owner?: OwningService; ports?: DiscoveryV1EndpointPort[]; addressType?: string; labels?: Record<string, string> } = {},
 ): V1EndpointSlice {
     const owner = options.owner ?? makeOwner();
     return deepFreeze(

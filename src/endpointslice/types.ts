@@ -8,7 +8,7 @@ import type { AddressType } from '../ip/family.js';
 export type { AddressType };
 
 /** The Service that owns a set of slices: everything the reconciler needs to know of it. */
-export interface SliceOwner {
+export interface OwningService {
     name: string;
     namespace: string;
     uid: string;
@@ -27,7 +27,7 @@ export interface DesiredGroup {
 }
 
 export interface ReconcileInput {
-    owner: SliceOwner;
+    owner: OwningService;
     /** Address types the owner serves; slices of any other type are deleted. */
     addressTypes: AddressType[];
     desired: DesiredGroup[];

@@ -99,7 +99,7 @@ export class ExternalWorkloadsController implements Runnable {
         });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
         this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
-        this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, writes: this.metrics.changes, ...common });
+        this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, sliceWrites: this.metrics.sliceWrites, ...common });
         this.informers = [this.services, this.workloads, this.slices.informer];
         this.queue = new LeaderQueue<Key>({
             name: this.name,

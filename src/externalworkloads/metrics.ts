@@ -15,7 +15,7 @@ const perSyncBuckets = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
 export class ExternalWorkloadsMetrics {
     readonly endpointsAdded: Histogram;
     readonly endpointsRemoved: Histogram;
-    readonly changes: Counter<'operation'>;
+    readonly sliceWrites: Counter<'operation'>;
     readonly syncs: Counter<'result'>;
     readonly invalidInputs: Counter<'reason'>;
     readonly ignoredUpdates: Counter<'resource'>;
@@ -37,7 +37,7 @@ export class ExternalWorkloadsMetrics {
             buckets: perSyncBuckets,
             registers,
         });
-        this.changes = new Counter({
+        this.sliceWrites = new Counter({
             name: `${prefix}endpointslice_changes_total`,
             help: 'EndpointSlice writes by operation',
             labelNames: ['operation'],
@@ -76,7 +76,7 @@ export class ExternalWorkloadsMetrics {
         gauge('desired_endpoint_slices', 'EndpointSlices needed with perfect packing', () => totals.desired);
         gauge('endpoints_desired', 'Endpoints we publish', () => totals.endpoints);
         for (const result of ['success', 'stale', 'not_leader', 'error']) this.syncs.inc({ result }, 0);
-        for (const operation of ['create', 'update', 'delete']) this.changes.inc({ operation }, 0);
+        for (const operation of ['create', 'update', 'delete']) this.sliceWrites.inc({ operation }, 0);
     }
 
     recordService(key: string, actual: number, desired: number, endpoints: number): void {

@@ -8,7 +8,7 @@ import { externalWorkloadsPlan } from '../../test/oracle/pipelines.js';
 import { FakeApiserver } from '../endpointslice/testkit.js';
 import { SharedValues } from './shared-values.js';
 import { compactSlice } from './slice-cache.js';
-import type { OwnedSlice } from './slice-owner.js';
+import type { OwnedSlice } from './slice-cache.js';
 
 const NS = 'shop';
 

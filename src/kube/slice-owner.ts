@@ -12,12 +12,10 @@ import { Informer } from './informer.js';
 import type { LogFn } from './log.js';
 import type { KubeRest } from './rest.js';
 import { EndpointSlices } from './resources.js';
-import { compactSlice } from './slice-cache.js';
+import { compactSlice, type OwnedSlice } from './slice-cache.js';
 import { serviceKeyOf, SliceWriter, StaleCacheError } from './slice-writer.js';
 import { SharedValues } from './shared-values.js';
-import type { KubeObject } from './store.js';
 
-export type OwnedSlice = V1EndpointSlice & KubeObject;
 
 /** The Service whose slices are converged. */
 export interface SliceOwnerRef {
@@ -32,7 +30,7 @@ export interface SliceOwnerOptions {
     managedBy: string;
     isLeader: () => boolean;
     /** Counts writes by operation (create, update, delete). */
-    writes?: Counter<'operation'>;
+    sliceWrites?: Counter<'operation'>;
     namespace?: string;
     /** Labels to index slices by, besides the Service name. */
     indexLabels?: string[];
@@ -71,7 +69,7 @@ export class SliceOwner {
             tracker: this.tracker,
             isLeader: opts.isLeader,
             fieldManager: opts.managedBy,
-            changes: opts.writes,
+            sliceWrites: opts.sliceWrites,
             // Every write planned from a cache the watch no longer feeds would conflict until its inactivity timer.
             onConflict: (slice) => this.informer.behindServer(slice),
         });

@@ -32,7 +32,7 @@ export interface SliceWriterOptions {
     isLeader: () => boolean;
     fieldManager: string;
     /** Counts writes by operation (create, update, delete). */
-    changes?: Counter<'operation'>;
+    sliceWrites?: Counter<'operation'>;
     /** An update or delete of `planned` was refused with 409: the server holds a newer version than the cache. */
     onConflict?: (planned: V1EndpointSlice) => void;
 }
@@ -72,21 +72,21 @@ export class SliceWriter {
     }
 
     private async write(plan: SlicePlan): Promise<number> {
-        const { rest, tracker, changes } = this.opts;
+        const { rest, tracker, sliceWrites } = this.opts;
         const query = { fieldManager: this.opts.fieldManager };
         let writes = 0;
         for (const slice of plan.creates) {
             const namespace = slice.metadata!.namespace!;
             const created = await rest.createForMetadata(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);
             tracker.update(created);
-            changes?.inc({ operation: 'create' });
+            sliceWrites?.inc({ operation: 'create' });
             writes++;
         }
         for (const slice of plan.updates) {
             const { namespace, name } = slice.metadata!;
             const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded).catch(this.conflicted(slice));
             tracker.update(updated);
-            changes?.inc({ operation: 'update' });
+            sliceWrites?.inc({ operation: 'update' });
             writes++;
         }
         for (const slice of plan.deletes) {
@@ -103,7 +103,7 @@ export class SliceWriter {
                     if (!isNotFound(err)) this.conflicted(slice)(err); // already gone is what we wanted
                 });
             tracker.expectDeletion(slice);
-            changes?.inc({ operation: 'delete' });
+            sliceWrites?.inc({ operation: 'delete' });
             writes++;
         }
         return writes;

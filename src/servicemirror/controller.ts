@@ -128,7 +128,7 @@ export class ServiceMirrorController implements Runnable {
             rest: opts.rest,
             managedBy: MIRROR_SLICE_MANAGED_BY,
             isLeader: opts.isLeader,
-            writes: this.metrics.sliceWrites,
+            sliceWrites: this.metrics.sliceWrites,
             indexLabels: [CLUSTER_NAME_LABEL],
             ...common,
         });

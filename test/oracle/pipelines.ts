@@ -2,7 +2,7 @@
 // what the property tests (unit and integration) drive with hostile input.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../../src/endpointslice/reconciler.js';
-import type { SliceOwner, SlicePlan } from '../../src/endpointslice/types.js';
+import type { OwningService, SlicePlan } from '../../src/endpointslice/types.js';
 import { DEFAULT_MANAGED_BY } from '../../src/externalworkloads/controller.js';
 import { cacheWorkload, type CompactWorkload } from '../../src/externalworkloads/compact.js';
 import { desiredGroupsSteps } from '../../src/externalworkloads/desired.js';
@@ -10,7 +10,7 @@ import { completed } from '../../src/endpointslice/steps.js';
 import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/endpoints.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
 
-export function ownerOf(service: V1Service): SliceOwner {
+export function ownerOf(service: V1Service): OwningService {
     const { name, namespace, uid, labels } = service.metadata!;
     return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
 }
