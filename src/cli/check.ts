@@ -2,11 +2,12 @@
 // versions, one live leader per controller Lease, the caller's rights (SelfSubjectAccessReview),
 // and for every Link its remote reachable with its own credentials and its gateway resolving.
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
-import { KubeConfig } from '../kube/kubeconfig.js';
 import type { Command } from 'commander';
 import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';
-import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
+import { collectionPath, EndpointSlices, Leases, objectPath, Services } from '../kube/resources.js';
+import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
+import { readLinkCredentials } from '../servicemirror/credentials.js';
 import {
     accessCheck,
     accessNeeds,
@@ -23,7 +24,6 @@ import {
 } from '../ops/checks.js';
 import { checksText } from '../ops/format.js';
 import { SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
-import { CREDENTIALS_SECRET_KEY } from '../servicemirror/link.js';
 import { durationOption, fail } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
 import { readLinks } from './read.js';
@@ -32,6 +32,8 @@ interface Flags extends OperatorFlags {
     controllerNamespace: string;
     externalWorkloadsLease: string;
     remoteTimeout: number;
+    allowKubeconfigExec?: boolean;
+    allowInsecureRemoteTls?: boolean;
 }
 
 export function checkCommand(program: Command): void {
@@ -42,6 +44,8 @@ export function checkCommand(program: Command): void {
         .option('--controller-namespace <ns>', "namespace of the external-workloads controller's Lease", 'mesh-endpoints')
         .option('--external-workloads-lease <name>', "the external-workloads controller's Lease (its --lease-name)", EXTERNAL_WORKLOADS_LEASE)
         .addOption(durationOption('--remote-timeout <duration>', "how long to wait for each Link's remote apiserver", 5_000))
+        .option(ALLOW_EXEC_FLAG, "accept (and run) what the service mirror accepts with the same flag in a Link's credentials: exec plugins, auth providers, local files")
+        .option(ALLOW_INSECURE_TLS_FLAG, "accept what the service mirror accepts with the same flag in a Link's credentials: insecure-skip-tls-verify, http:// servers")
         .action((flags: Flags) =>
             run(flags)
                 .then((failed) => process.exit(failed ? 1 : 0))
@@ -85,7 +89,8 @@ async function run(flags: Flags): Promise<boolean> {
         results.push(accessCheck('you may delete what unlink --apply deletes', await review(rest, needs.unlink), false));
 
         for (const [i, report] of (view?.reports ?? []).entries()) {
-            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, view!.links![i], flags.remoteTimeout);
+            const policy = { allowExec: flags.allowKubeconfigExec === true, allowInsecureTls: flags.allowInsecureRemoteTls === true };
+            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, view!.links![i], flags.remoteTimeout, policy);
             results.push(...linkChecks(report, remote));
         }
         print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
@@ -117,25 +122,16 @@ async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: Acce
 
 /**
  * Lists one Service and one EndpointSlice of the remote cluster, what the service mirror
- * watches there, with the kubeconfig in the Link's credentials Secret: credentials made by
- * Linkerd's own `link` may lack the EndpointSlices.
+ * watches there, with the kubeconfig in the Link's credentials Secret, loaded as the service
+ * mirror loads it (a refused one is reported in the words of its RemoteCredentialsValid
+ * condition, and never used): credentials made by Linkerd's own `link` may lack the EndpointSlices.
  */
-async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number): Promise<RemoteProbe> {
+async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number, policy: KubeconfigPolicy): Promise<RemoteProbe> {
     const secretName = (link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret ?? '';
-    if (secretName === '') return { ok: false, error: 'the Link names no credentials Secret (spec.clusterCredentialsSecret)' };
-    const secret = await getOrUndefined<{ data?: Record<string, string> }>(rest, objectPath(Secrets, namespace, secretName)).catch((err: Error) => err);
-    if (secret instanceof Error) return { ok: false, error: `reading credentials Secret ${namespace}/${secretName}: ${secret.message}` };
-    if (!secret) return { ok: false, error: `credentials Secret ${namespace}/${secretName} not found` };
-    const encoded = secret.data?.[CREDENTIALS_SECRET_KEY];
-    if (!encoded) return { ok: false, error: `credentials Secret ${namespace}/${secretName} has no "${CREDENTIALS_SECRET_KEY}" key` };
-    let remote: KubeRest;
-    try {
-        const kubeConfig = new KubeConfig();
-        kubeConfig.loadFromString(Buffer.from(encoded, 'base64').toString('utf8'));
-        remote = new KubeRest(kubeConfig);
-    } catch (err) {
-        return { ok: false, error: `the kubeconfig in Secret ${namespace}/${secretName} is unusable: ${(err as Error).message}` };
-    }
+    const credentials = await readLinkCredentials(rest, namespace, secretName, policy).catch((err: Error) => err);
+    if (credentials instanceof Error) return { ok: false, error: `reading credentials Secret ${namespace}/${secretName}: ${credentials.message}` };
+    if ('problem' in credentials) return { ok: false, error: credentials.problem.message, refused: credentials.problem.refused !== undefined };
+    const remote = new KubeRest(credentials.kubeConfig);
     try {
         for (const resource of [Services, EndpointSlices]) await remote.request('GET', collectionPath(resource), { query: { limit: 1 }, timeoutMs });
         return { ok: true, detail: `${remote.server.origin} lists Services and EndpointSlices` };

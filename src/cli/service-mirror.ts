@@ -6,6 +6,7 @@ import { KubeRest } from '../kube/rest.js';
 import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/controller.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
+import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
 import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
@@ -21,6 +22,8 @@ interface Flags extends ControllerFlags {
     federatedServiceSelector: LabelSelector;
     excludedLabels: string[];
     excludedAnnotations: string[];
+    allowKubeconfigExec: boolean;
+    allowInsecureRemoteTls: boolean;
 }
 
 /** What Linkerd's chart passes its local service mirror (its flag's own default is the bare key). */
@@ -79,7 +82,14 @@ Federated services: remote Services a Link's spec.federatedServiceSelector selec
 --enable-namespace-creation  a mirror whose namespace is missing here gets the namespace
     created (labelled mirror.linkerd.io/mirrored-service and cluster-name; needs the right to
     create namespaces, which the chart grants with serviceMirror.enableNamespaceCreation)
-    instead of waiting for it.`;
+    instead of waiting for it.
+
+Remote credentials: a Link's credentials Secret may hold only inline material (server, CA
+data, token, client certificate and key data). exec, auth-provider, tokenFile, file paths,
+proxy-url, insecure-skip-tls-verify and http:// servers are refused: the Link gets
+RemoteCredentialsValid=False naming the field and a Warning Event, and is not served; every
+other Link goes on. --allow-kubeconfig-exec and --allow-insecure-remote-tls loosen this, each
+at the risk its help states. Redirects from a remote apiserver are never followed.`;
 
 export function serviceMirrorCommand(program: Command): void {
     const command = program
@@ -106,6 +116,18 @@ export function serviceMirrorCommand(program: Command): void {
         )
         .addOption(new Option('--excluded-labels <key,...>', 'labels of local federated members not copied (KEY or PREFIX/*)').argParser(keyListFlag).default([], 'none'))
         .addOption(new Option('--excluded-annotations <key,...>', 'annotations of local federated members not copied (KEY or PREFIX/*)').argParser(keyListFlag).default([], 'none'))
+        .option(
+            `${ALLOW_EXEC_FLAG} [bool]`,
+            "let a Link's credentials kubeconfig run exec plugins and auth providers and name local files (tokenFile, certificate-authority, client-certificate, client-key): whoever may write a Secret in --namespace could then run commands as this controller and send its files (its own ServiceAccount token) anywhere",
+            boolFlag,
+            false,
+        )
+        .option(
+            `${ALLOW_INSECURE_TLS_FLAG} [bool]`,
+            "let a Link's credentials kubeconfig skip TLS verification (insecure-skip-tls-verify: true) or use an http:// server: the remote token then goes to whoever sits on the path",
+            boolFlag,
+            false,
+        )
         .addHelpText('after', HELP)
         .action((flags: Flags) => run(flags).catch(fail));
 }
@@ -123,6 +145,7 @@ async function run(flags: Flags): Promise<void> {
             maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
             // Remote clusters see who reads them, with the same request deadline as the local one.
             newRemoteRest: (kubeConfig) => new KubeRest(kubeConfig, { component: 'service-mirror', timeoutMs: deps.rest.settings.timeoutMs }),
+            credentialsPolicy: { allowExec: flags.allowKubeconfigExec, allowInsecureTls: flags.allowInsecureRemoteTls },
             enableHeadlessServices: flags.enableHeadlessServices,
             enableNamespaceCreation: flags.enableNamespaceCreation,
             localFederation: {

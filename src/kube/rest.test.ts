@@ -164,4 +164,30 @@ describe('KubeRest', () => {
         assert.deepEqual(received.slice(before).map((r) => r.url), ['/first']);
         rest.close();
     });
+
+    it('never follows a redirect, so the credentials stay with the server named: a 3xx is an error, for requests and watches', async () => {
+        const elsewhere: IncomingMessage[] = [];
+        const other = createServer((req, res) => {
+            elsewhere.push(req);
+            res.end('{}');
+        });
+        await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+        const target = `http://127.0.0.1:${(other.address() as AddressInfo).port}/api/v1/secrets`;
+        answer = (_req, res) => {
+            res.writeHead(307, { location: target });
+            res.end();
+        };
+        const rest = client();
+        try {
+            await assert.rejects(rest.get('/api/v1/services'), (err: ApiError) => err.code === 307 && err.reason === 'Redirect' && err.message.includes(target) && /not followed/.test(err.message));
+            await assert.rejects(
+                rest.watch('/api/v1/services', {}, new AbortController().signal, () => {}, () => {}),
+                (err: ApiError) => err.code === 307 && err.reason === 'Redirect',
+            );
+            assert.deepEqual(elsewhere, [], 'nothing reached the address the redirect named');
+        } finally {
+            rest.close();
+            other.close();
+        }
+    });
 });

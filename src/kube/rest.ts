@@ -122,6 +122,18 @@ function statusError(code: number, text: string, retryAfter?: string): ApiError 
     }
 }
 
+/**
+ * A 3xx answer. node's http client never follows one, and neither do we: the request's
+ * credentials were meant for this server alone, and a remote apiserver (whoever runs it) could
+ * otherwise point them at any address.
+ */
+function redirectError(method: string, path: string, res: IncomingMessage): ApiError {
+    const location = res.headers.location ?? 'no Location';
+    return new ApiError(res.statusCode ?? 0, 'Redirect', `${method} ${path}: the server answered ${res.statusCode} (to ${location}); redirects are not followed`);
+}
+
+const isRedirect = (res: IncomingMessage) => (res.statusCode ?? 0) >= 300 && (res.statusCode ?? 0) <= 399;
+
 /** The transport error, with the reason when we aborted it (deadline, caller, close). */
 function describeFailure(err: Error, cancellation: Cancellation): string {
     const { reason } = cancellation;
@@ -338,6 +350,7 @@ export class KubeRest {
             release();
         }
         const code = res.statusCode ?? 0;
+        if (isRedirect(res)) throw redirectError(method, path, res);
         if (code < 200 || code > 299) {
             const retryAfter = res.headers['retry-after'];
             throw statusError(code, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
@@ -402,6 +415,10 @@ export class KubeRest {
         onData: () => void,
     ): Promise<void> {
         const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
+        if (isRedirect(res)) {
+            res.resume();
+            throw redirectError('GET', path, res);
+        }
         if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
         onData();
         try {

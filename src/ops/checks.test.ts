@@ -104,6 +104,13 @@ describe('check: Links', () => {
         assert.match(unresolved[1]!.detail!, /no addresses in the Link status yet/);
     });
 
+    it('fails a Link whose credentials the service mirror refuses, in the words of its condition', () => {
+        const message = 'credentials Secret linkerd-multicluster/cluster-credentials-east: users["u"].user.exec is refused: a credential plugin';
+        const results = linkChecks(report([{ name: 'gw.example.com', addresses: ['192.0.2.1'] }]), { ok: false, error: message, refused: true });
+        assert.deepEqual([results[0]!.status, results[0]!.detail], ['fail', message]);
+        assert.match(results[0]!.hint!, /RemoteCredentialsValid=False/);
+    });
+
     it("fails a Link whose remote the service mirror cannot read, though it is reachable from here", () => {
         const link = rawLink({ resolution: [{ name: 'gw.example.com', addresses: ['192.0.2.1'] }], remote: { readable: false, reason: 'Forbidden', message: 'access revoked' } });
         const results = linkChecks(linkReport({ link, services: [], slices: [], events: [] }), { ok: true, detail: 'lists Services' });

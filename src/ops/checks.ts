@@ -144,7 +144,7 @@ export function accessCheck(description: string, answers: readonly { need: Acces
 }
 
 /** The outcome of reaching a Link's remote apiserver with the Link's own credentials. */
-export type RemoteProbe = { ok: true; detail: string } | { ok: false; error: string };
+export type RemoteProbe = { ok: true; detail: string } | { ok: false; error: string; refused?: boolean };
 
 /** The checks of one Link: valid, its remote reachable, each gateway name resolving. */
 export function linkChecks(report: LinkReport, remote: RemoteProbe | undefined): CheckResult[] {
@@ -155,7 +155,14 @@ export function linkChecks(report: LinkReport, remote: RemoteProbe | undefined):
     const results: CheckResult[] = [];
     const reach = { category, description: `remote cluster ${report.targetClusterName} is reachable with the Link's credentials` };
     if (remote === undefined || remote.ok) results.push({ ...reach, status: 'ok', ...(remote ? { detail: remote.detail } : {}) });
-    else {
+    else if (remote.refused) {
+        results.push({
+            ...reach,
+            status: 'fail',
+            detail: remote.error,
+            hint: 'the service mirror refuses these credentials too (RemoteCredentialsValid=False) and does not serve the Link: run `mesh-endpoints link` again for a token kubeconfig',
+        });
+    } else {
         results.push({
             ...reach,
             status: 'fail',

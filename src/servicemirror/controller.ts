@@ -12,6 +12,7 @@
 // queue, from the LinkControllers' remotes.
 import type { V1Service } from '@kubernetes/client-node';
 import type { KubeConfig } from '../kube/kubeconfig.js';
+import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
@@ -55,6 +56,8 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     /** Changes within this window produce one Link status write. */
     statusDelayMs?: number;
     newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
+    /** --allow-kubeconfig-exec and --allow-insecure-remote-tls: what a credentials kubeconfig may hold beyond inline material. */
+    credentialsPolicy?: KubeconfigPolicy;
     resyncMs?: number;
     /** Linkerd's --enable-headless-services (off by default, as there). */
     enableHeadlessServices?: boolean;
@@ -293,6 +296,7 @@ export class ServiceMirrorController implements Runnable {
             dnsTries: opts.dnsTries,
             probeOverride: opts.probeAddressOverride,
             newRemoteRest: opts.newRemoteRest,
+            credentialsPolicy: opts.credentialsPolicy,
             resyncMs: opts.resyncMs,
             enableHeadlessServices: opts.enableHeadlessServices,
             retryMs: opts.linkRetryMs ?? 10_000,

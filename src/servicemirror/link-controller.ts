@@ -34,6 +34,8 @@ import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { LinkGateway, type LinkGatewayDeps } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
+import type { CredentialsProblem } from './credentials.js';
+import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
 export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
@@ -77,6 +79,8 @@ export interface LinkControllerDeps {
     dnsTries?: number;
     probeOverride?: ProbeAddressOverride;
     newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
+    /** What a credentials kubeconfig may hold beyond inline material (strict when absent). */
+    credentialsPolicy?: KubeconfigPolicy;
     resyncMs?: number;
     /** Linkerd's --enable-headless-services: the remote slices' hostnames matter. */
     enableHeadlessServices?: boolean;
@@ -99,6 +103,8 @@ export class LinkController {
     private readonly log: Logger;
     /** Whether the remote can be read; undefined until its first list. */
     private remoteHealth: RemoteHealth | undefined;
+    /** Whether the credentials were loaded (null) or why not; undefined until tried. */
+    private credentials: CredentialsProblem | null | undefined;
     /** Since when the Link cannot be served (invalid, duplicate, remote watch cannot start). */
     private unservedSince: number | undefined;
     private unservedTimer: NodeJS.Timeout | undefined;
@@ -212,15 +218,28 @@ export class LinkController {
                 resyncMs: this.deps.resyncMs,
                 newRemoteRest: this.deps.newRemoteRest,
                 hostnames: this.deps.enableHeadlessServices,
+                credentialsPolicy: this.deps.credentialsPolicy,
             });
         } catch (err) {
+            this.unserved();
+            if (err instanceof LinkSetupError && err.problem.refused) {
+                // Nothing changes until the Secret, the Link or the flags do: those reconcile again.
+                this.credentials = err.problem;
+                this.event({ type: 'Warning', reason: err.reason, message: `Link not served: ${err.message}` });
+                this.queue.add(STATUS_WORK);
+                return;
+            }
+            if (err instanceof LinkSetupError) {
+                this.credentials = err.problem;
+                this.queue.add(STATUS_WORK);
+            }
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
             const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
             this.event({ type: 'Warning', reason, message });
-            this.unserved();
             this.deps.retryLater(this.deps.retryMs);
             return;
         }
+        this.credentials = null;
         this.served();
         this.deps.metrics.remoteWatches.inc();
         for (const error of gatewayErrors) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
@@ -359,6 +378,7 @@ export class LinkController {
             entries: this.link?.gateway ? this.gateway.entries : undefined,
             nameStates: this.nameStates,
             remote: this.remoteHealth,
+            credentials: this.credentials,
         });
     }
 

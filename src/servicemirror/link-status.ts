@@ -10,7 +10,8 @@ import { Links, objectPath } from '../kube/resources.js';
 import type { Logger } from '../kube/log.js';
 import type { KubeObject } from '../kube/store.js';
 import type { LinkEvent } from './gateway-events.js';
-import type { LinkStatus, ServiceStatus } from './link.js';
+import type { LinkCondition, LinkStatus, ServiceStatus } from './link.js';
+import { REMOTE_CREDENTIALS_CONDITION, remoteCredentialsCondition, type CredentialsProblem } from './credentials.js';
 import {
     desiredLinkStatus,
     isMirrored,
@@ -55,6 +56,8 @@ export interface LinkStatusSource {
     nameStates: ReadonlyMap<string, NameState>;
     /** Whether the remote can be read, once known. */
     remote: RemoteHealth | undefined;
+    /** Whether the credentials were loaded (null) or why not; undefined until tried. */
+    credentials?: CredentialsProblem | null;
 }
 
 export class LinkStatusBook {
@@ -143,16 +146,20 @@ export class LinkStatusBook {
         const stored = obj.status?.conditions ?? [];
         const previous = (type: string) => stored.find((c) => c.type === type);
         const remote = source.remote ? remoteReadableCondition(source.remote, previous(REMOTE_READABLE_CONDITION)) : undefined;
+        const credentials =
+            source.credentials === undefined ? undefined : remoteCredentialsCondition(source.credentials ?? undefined, previous(REMOTE_CREDENTIALS_CONDITION), this.now());
+        // Known before the remote has been read: a Link that cannot even start must say why.
+        const early = [credentials, remote].filter((c): c is LinkCondition => c !== undefined);
         if (!source.complete) {
-            if (!remote) return false;
+            if (early.length === 0) return false;
             // A merge patch replaces the list: the other conditions go along as stored.
-            const conditions = [remote, ...stored.filter((c) => c.type !== REMOTE_READABLE_CONDITION)];
+            const conditions = [...early, ...stored.filter((c) => !early.some((e) => e.type === c.type))];
             if (sameJson(stored, conditions)) return false;
             return this.patch(uid, { status: { conditions } });
         }
         const resolution = source.entries ? gatewayResolutionStatus(source.entries, source.nameStates, this.now(), this.deps.policy) : undefined;
         const mirrors = mirrorsReport(this.entries.values());
-        const conditions = [...(remote ? [remote] : []), servicesMirroredCondition(mirrors.summary, previous(SERVICES_MIRRORED_CONDITION), this.now())];
+        const conditions = [...early, servicesMirroredCondition(mirrors.summary, previous(SERVICES_MIRRORED_CONDITION), this.now())];
         const desired = desiredLinkStatus(mirrors, resolution, conditions);
         const ours = this.written?.uid === uid ? this.written.status : undefined;
         const interval = recordIntervalMs(this.deps.policy);

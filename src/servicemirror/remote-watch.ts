@@ -1,16 +1,18 @@
 // The remote cluster of one Link, as its credentials Secret reaches it: informers of its
 // Services and EndpointSlices. A new spec or rotated credentials replace the RemoteWatch; the
 // Link's gateway state (src/dns) outlives it, in the LinkController. It reads; it never writes.
-import { KubeConfig } from '../kube/kubeconfig.js';
+import type { KubeConfig } from '../kube/kubeconfig.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
 import type { LogFn } from '../kube/log.js';
-import { isNotFound, KubeRest } from '../kube/rest.js';
-import { EndpointSlices, objectPath, Secrets, Services } from '../kube/resources.js';
+import { KubeRest } from '../kube/rest.js';
+import { EndpointSlices, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { sameButResourceVersion } from '../kube/store.js';
 import { compactRemoteSlice, compactService, type CachedRemoteSlice, type CachedService } from './compact.js';
-import { CREDENTIALS_SECRET_KEY, type Link } from './link.js';
+import { STRICT_POLICY, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
+import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
+import type { Link } from './link.js';
 
 export interface RemoteWatchHooks {
     /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
@@ -24,13 +26,14 @@ export interface RemoteWatchHooks {
     health(error: string | undefined): void;
 }
 
-/** The Link cannot be served as written (missing Secret, bad kubeconfig); retried later. */
+/** The Link cannot be served as written: its credentials are missing, unusable or refused. */
 export class LinkSetupError extends Error {
-    constructor(
-        readonly reason: string,
-        message: string,
-    ) {
-        super(message);
+    constructor(readonly problem: CredentialsProblem) {
+        super(problem.message);
+    }
+
+    get reason(): string {
+        return this.problem.reason;
     }
 }
 
@@ -43,6 +46,8 @@ export interface RemoteWatchOptions {
     resyncMs?: number;
     /** Headless mirrors are on: the slices' hostnames, conditions and ports are read, so cached. */
     hostnames?: boolean;
+    /** What the credentials kubeconfig may hold beyond inline material (strict when absent). */
+    credentialsPolicy?: KubeconfigPolicy;
 }
 
 export class RemoteWatch {
@@ -98,7 +103,9 @@ export class RemoteWatch {
         hooks: RemoteWatchHooks,
         opts: RemoteWatchOptions & { newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest },
     ): Promise<RemoteWatch> {
-        const kubeConfig = await loadCredentials(link, localRest);
+        const credentials = await readLinkCredentials(localRest, link.metadata.namespace, link.spec.clusterCredentialsSecret, opts.credentialsPolicy ?? STRICT_POLICY);
+        if ('problem' in credentials) throw new LinkSetupError(credentials.problem);
+        const { kubeConfig } = credentials;
         const remote = opts.newRemoteRest ? opts.newRemoteRest(kubeConfig) : new KubeRest(kubeConfig);
         const watch = new RemoteWatch(specKey, remote, hooks, opts);
         watch.services.start();
@@ -134,27 +141,4 @@ export class RemoteWatch {
         await Promise.all([this.services.stop(), this.slices.stop()]);
         this.remote.close();
     }
-}
-
-async function loadCredentials(link: Link, rest: KubeRest): Promise<KubeConfig> {
-    const name = link.spec.clusterCredentialsSecret;
-    const where = `${link.metadata.namespace}/${name}`;
-    if (name === '') throw new LinkSetupError('MissingCredentials', 'spec.clusterCredentialsSecret is empty');
-    let secret: { data?: Record<string, string> };
-    try {
-        secret = await rest.get(objectPath(Secrets, link.metadata.namespace, name));
-    } catch (err) {
-        if (isNotFound(err)) throw new LinkSetupError('MissingCredentials', `credentials Secret ${where} not found`);
-        throw err;
-    }
-    const encoded = secret.data?.[CREDENTIALS_SECRET_KEY];
-    if (!encoded) throw new LinkSetupError('InvalidCredentials', `credentials Secret ${where} has no key ${CREDENTIALS_SECRET_KEY}`);
-    const kubeConfig = new KubeConfig();
-    try {
-        kubeConfig.loadFromString(Buffer.from(encoded, 'base64').toString('utf8'));
-    } catch (err) {
-        throw new LinkSetupError('InvalidCredentials', `credentials Secret ${where}: key ${CREDENTIALS_SECRET_KEY} is not a kubeconfig: ${(err as Error).message}`);
-    }
-    if (!kubeConfig.getCurrentCluster()) throw new LinkSetupError('InvalidCredentials', `credentials Secret ${where}: the kubeconfig has no current cluster`);
-    return kubeConfig;
 }
