@@ -1,7 +1,7 @@
 // The Link's status.gatewayResolution: one item per gatewayAddress entry, in the shape the
 // Link CRD (charts/mesh-endpoints/crds/links.yaml) declares. Pure; timestamps are RFC 3339.
 import type { AddressType } from '../endpointslice/types.js';
-import { rfc3339 } from '../kube/time.js';
+import { rfc3339 } from '../time/format.js';
 import { usableEndpointIP } from '../ip/address.js';
 import { compareAddresses, type GatewayEntry } from './gateway-address.js';
 import { addressesOf, initialNameState, RESOLUTION_ERROR_CODES, type DnsPolicy, type NameState, type ResolutionErrorCode, type ResolvedAddress } from './name-state.js';

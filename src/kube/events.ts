@@ -8,7 +8,7 @@ import type { KubeRest } from './rest.js';
 import { collectionPath, Events, objectPath } from './resources.js';
 import type { KubeObject } from './store.js';
 import type { LogFn } from './log.js';
-import { rfc3339 } from './time.js';
+import { rfc3339 } from '../time/format.js';
 
 export type EventType = 'Normal' | 'Warning';
 

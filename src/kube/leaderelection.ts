@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { isConflict, isNotFound, isUnanswered, type KubeRest } from './rest.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
-import { microTime } from './time.js';
+import { microTime } from '../time/format.js';
 
 export interface LeaseSpec {
     holderIdentity?: string | null;

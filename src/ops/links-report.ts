@@ -11,7 +11,7 @@ import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '..
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
-import { rfc3339 } from '../kube/time.js';
+import { rfc3339 } from '../time/format.js';
 import { compare } from './workloads-report.js';
 
 /** The Event fields the report reads (core/v1 Event). */

@@ -5,7 +5,7 @@
 // 830 KB status the apiserver took 2-16 s to write. A mirrored Service shows as its mirror
 // Service (`mesh-endpoints status` lists both). Pure: the controller decides when to build it
 // and writes it only when it differs from what is stored.
-import { rfc3339 } from '../kube/time.js';
+import { rfc3339 } from '../time/format.js';
 import type { GatewayResolutionStatus, LinkCondition, LinkStatus, MirrorSummary, ServiceStatus } from './link.js';
 
 /** Linkerd's is linkerd.io/service-mirror; ours says which controller wrote the entry. */

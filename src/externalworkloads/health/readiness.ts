@@ -5,7 +5,7 @@
 // failureThreshold failures in a row make it not ready, and nothing in between changes it.
 // The state starts from the Ready condition already stored, so a new leader (or a restarted
 // one) carries on from what the last one wrote instead of flapping through "unknown".
-import { rfc3339 } from '../../kube/time.js';
+import { rfc3339 } from '../../time/format.js';
 import type { WorkloadCondition } from '../types.js';
 
 export const READY = 'Ready';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { microTime, rfc3339 } from './time.js';
+import { microTime, rfc3339 } from './format.js';
 
 describe('API times', () => {
     it('formats metav1.Time with whole seconds, cutting the fraction', () => {
