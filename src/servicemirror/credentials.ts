@@ -6,7 +6,7 @@
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { objectPath, Secrets } from '../kube/resources.js';
-import { rfc3339 } from '../kube/time.js';
+import { rfc3339 } from '../time/format.js';
 import { describeRefusals, loadUntrustedKubeconfig, type KubeconfigPolicy, type Refusal } from '../kube/untrusted-kubeconfig.js';
 import { CREDENTIALS_SECRET_KEY, type LinkCondition } from './link.js';
 
