@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane helm node-deps image build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane controllers helm node-deps image build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -19,6 +19,13 @@ deps: node_modules/.installed
 control-plane:
 	@echo "==> control plane (etcd + kube-apiserver from Go modules; the first build takes minutes)"
 	@bash hack/controlplane/build.sh >/dev/null
+
+# kube-controller-manager, kube-scheduler (same k8s.io/kubernetes as kube-apiserver) and kwok,
+# for the test clusters that grow a whole control plane (src/testing/controllers.ts).
+controllers:
+	@echo "==> kube-controller-manager, kube-scheduler and kwok from Go modules (the first build takes minutes)"
+	@bash hack/controlplane/build.sh --controllers >/dev/null
+	@bash hack/controlplane/kwok/build.sh >/dev/null
 
 helm:
 	@echo "==> helm (from its Go module; the first build takes minutes)"
@@ -49,7 +56,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane helm image
+integration: deps control-plane controllers helm image
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)

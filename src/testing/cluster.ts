@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { controllerTokens, startControllers, tokenLines, waitForControllers, type ControllersOptions, type ControllersState } from './controllers.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -31,6 +32,8 @@ export interface ClusterState {
     ownerPid?: number;
     /** More kube-apiserver flags (an audit log), kept across restartApiserver. */
     extraApiserverArgs?: string[];
+    /** kube-controller-manager, kube-scheduler and kwok, when UpOptions.controllers asked for them. */
+    controllers?: ControllersState;
 }
 
 export function clustersRoot(): string {
@@ -82,11 +85,15 @@ export function readState(name: string): ClusterState | undefined {
     return JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
 }
 
-/** GET a health endpoint; resolves true on 200 "ok". Never throws. */
-function probe(url: string, ca?: Buffer): Promise<boolean> {
+/**
+ * GET a health endpoint; resolves true on 200 "ok". Never throws. 'insecure': the serving
+ * certificate a component made for itself, on loopback.
+ */
+export function probe(url: string, ca?: Buffer | 'insecure'): Promise<boolean> {
     return new Promise((done) => {
         const get = url.startsWith('https:') ? request : httpRequest;
-        const req = get(url, { method: 'GET', ca, timeout: 2000 }, (res) => {
+        const tls = ca === 'insecure' ? { rejectUnauthorized: false } : { ca };
+        const req = get(url, { method: 'GET', ...tls, timeout: 2000 }, (res) => {
             res.resume();
             done(res.statusCode === 200);
         });
@@ -99,7 +106,7 @@ function probe(url: string, ca?: Buffer): Promise<boolean> {
 /** etcd or kube-apiserver exited during start-up because a port picked for it was taken meanwhile. */
 export class PortTakenError extends Error {}
 
-async function waitFor(what: string, check: () => Promise<boolean>, pid: number, log: string, timeoutMs: number) {
+export async function waitFor(what: string, check: () => Promise<boolean>, pid: number, log: string, timeoutMs: number) {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
         if (await check()) return;
@@ -114,7 +121,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, pid: number,
     throw new Error(`${what} not ready after ${timeoutMs} ms (log: ${log})`);
 }
 
-async function startProcess(binary: string, args: string[], log: string): Promise<number> {
+export async function startProcess(binary: string, args: string[], log: string): Promise<number> {
     const out = openSync(log, 'a');
     // Detached into its own process group: the cluster outlives `cluster up`, and `down`
     // stops the whole group.
@@ -235,6 +242,12 @@ export interface UpOptions {
     extraApiserverArgs?: string[];
     /** Picks a free loopback port (freePort by default; a test hands out a taken one). */
     pickPort?: () => Promise<number>;
+    /**
+     * Also run kube-controller-manager and kube-scheduler (src/testing/controllers.ts) and, with
+     * `kwokNodes`, kwok with that many simulated nodes. A running cluster started without them is
+     * started again (its token file must name the components).
+     */
+    controllers?: ControllersOptions;
 }
 
 /** Starts on new ports up to this many times when a port picked was taken (PortTakenError). */
@@ -246,7 +259,8 @@ export async function up(name: string, opts: UpOptions = {}): Promise<ClusterSta
         throw new Error(`cluster name "${name}" must be a DNS label of at most 40 characters`);
     }
     const existing = readState(name);
-    if (existing && isAlive(existing.etcdPid) && isAlive(existing.apiserverPid)) {
+    const grownAsAsked = !opts.controllers || (existing?.controllers && existing.controllers.kwokNodes >= (opts.controllers.kwokNodes ?? 0));
+    if (existing && grownAsAsked && isAlive(existing.etcdPid) && isAlive(existing.apiserverPid)) {
         const ca = readFileSync(join(existing.dir, 'pki', 'apiserver.crt'));
         if (await probe(`${existing.server}/readyz`, ca)) return existing;
     }
@@ -271,7 +285,8 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
     mkdirSync(join(dir, 'pki'), { recursive: true, mode: 0o700 });
     const [etcdPort, etcdPeerPort, apiserverPort] = [await pickPort(), await pickPort(), await pickPort()];
     const adminToken = randomBytes(24).toString('hex');
-    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`, { mode: 0o600 });
+    const tokens = opts.controllers ? controllerTokens() : undefined;
+    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n${tokens ? tokenLines(tokens) : ''}`, { mode: 0o600 });
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
@@ -288,6 +303,7 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
         kubeconfig: join(dir, 'kubeconfig'),
         ownerPid: opts.ownerPid,
         extraApiserverArgs: opts.extraApiserverArgs,
+        ...(tokens ? { controllers: { kwokNodes: 0, controllerManagerPid: 0, schedulerPid: 0, kwokPid: 0, controllerManagerPort: 0, schedulerPort: 0, tokens } } : {}),
     };
     const etcdLog = join(dir, 'etcd.log');
     try {
@@ -310,6 +326,11 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
         writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
         await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), state.etcdPid, etcdLog, 60_000);
         state.apiserverPid = await startApiserver(bin, state);
+        if (opts.controllers) {
+            state.controllers = await startControllers(state, opts.controllers);
+            writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+            await waitForControllers(state);
+        }
     } catch (err) {
         await down(name);
         throw err;
@@ -326,7 +347,11 @@ export async function down(name: string): Promise<void> {
     const dir = join(clustersRoot(), name);
     // Killed, not stopped: the data goes with them, and kube-apiserver's graceful stop takes a
     // second or more of every test file's run.
-    if (state) await Promise.all([stopProcess(state.apiserverPid, 'SIGKILL'), stopProcess(state.etcdPid, 'SIGKILL')]);
+    if (state) {
+        const c = state.controllers;
+        const pids = [state.apiserverPid, state.etcdPid, c?.controllerManagerPid, c?.schedulerPid, c?.kwokPid];
+        await Promise.all(pids.filter((pid): pid is number => !!pid).map((pid) => stopProcess(pid, 'SIGKILL')));
+    }
     rmSync(dir, { recursive: true, force: true });
 }
 

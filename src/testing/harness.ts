@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { KubeRest } from '../kube/rest.js';
 import { collectionPath, Namespaces } from '../kube/resources.js';
-import { clustersRoot, down, kubeconfigForToken, up, type ClusterState } from './cluster.js';
+import { clustersRoot, down, kubeconfigForToken, up, type ClusterState, type UpOptions } from './cluster.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -47,9 +47,10 @@ export interface LocalCluster extends TestCluster {
     stop(): Promise<void>;
 }
 
-export async function startLocalCluster(name: string, extraApiserverArgs?: string[]): Promise<LocalCluster> {
+/** `controllers`: kube-controller-manager, kube-scheduler and kwok nodes too (src/testing/controllers.ts). */
+export async function startLocalCluster(name: string, extraApiserverArgs?: string[], opts: Pick<UpOptions, 'controllers'> = {}): Promise<LocalCluster> {
     watchdog(name);
-    const state = await up(name, { ownerPid: process.pid, extraApiserverArgs });
+    const state = await up(name, { ownerPid: process.pid, extraApiserverArgs, controllers: opts.controllers });
     const admin = new KubeRest(kubeConfigFor(state));
     let counter = 0;
     return {
@@ -101,9 +102,9 @@ export async function setUp<T>(what: string, step: () => Promise<T>): Promise<T>
  * Call at the top level of a test file (top-level await, never in a test or a describe: a
  * failure ends the set-up there), so the cleanup runs after the whole file.
  */
-export async function startTestCluster(prefix: string): Promise<TestCluster> {
+export async function startTestCluster(prefix: string, opts: Pick<UpOptions, 'controllers'> = {}): Promise<TestCluster> {
     const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
-    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name));
+    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, undefined, opts));
     after(() => cluster.stop());
     return cluster;
 }
