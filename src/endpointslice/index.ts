@@ -1,4 +1,6 @@
-// Public API of endpointslice/: pure planning of EndpointSlices and the generation tracker.
+// src/endpointslice/: pure planning of EndpointSlices (upstream's churn-minimising reconciler:
+// desired groups + existing slices -> creates, updates, deletes), their validation against the
+// apiserver's rules, and the tracker of generations we wrote. No I/O, no clock, no src/kube/.
 export type { AddressType, DesiredGroup, ReconcileInput, OwningService, SlicePlan } from './types.js';
 export { planSlices, MAX_ENDPOINTS_PER_SLICE_LIMIT } from './reconciler.js';
 export { EndpointSet, endpointKey, endpointsEqualBeyondIdentity, normaliseEndpoint } from './endpointset.js';
