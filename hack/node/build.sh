@@ -2,7 +2,7 @@
 # Builds the node's own binaries into a per-machine cache keyed by version, once: the kubelet
 # from the same k8s.io/kubernetes module and version as kube-apiserver (hack/node/kubelet/go.mod
 # is hack/controlplane/kube-apiserver/go.mod with the kubelet as its tool, tidied; no shared
-# module at another version), and the pause image's binary (hack/node/pause).
+# module at another version), and the pause image (hack/node/pause) as an OCI archive.
 # Prints the bin directory as its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,5 +28,22 @@ fi
 if [[ ! -x "$bin/pause" ]]; then
   (cd "$here/pause" && go build -trimpath -ldflags "-s -w" -o "$bin/pause.tmp" .)
   mv "$bin/pause.tmp" "$bin/pause"
+fi
+# The sandbox image the kubelet asks containerd for (its --pod-infra-container-image default),
+# as an OCI archive for `ctr images import --base-name registry.k8s.io/pause`.
+if [[ ! -f "$bin/pause-oci.tar" ]]; then
+  command -v umoci >/dev/null || bash "$here/deps.sh"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  mkdir -p "$tmp/rootfs"
+  install -m 0755 "$bin/pause" "$tmp/rootfs/pause"
+  image="$tmp/layout:3.10.1"
+  umoci init --layout "$tmp/layout"
+  umoci new --image "$image"
+  umoci insert --image "$image" "$tmp/rootfs" /
+  umoci config --image "$image" --config.entrypoint /pause --config.user 65535:65535
+  umoci gc --layout "$tmp/layout"
+  tar -cf "$bin/pause-oci.tar.tmp" -C "$tmp/layout" --owner=0 --group=0 --numeric-owner .
+  mv "$bin/pause-oci.tar.tmp" "$bin/pause-oci.tar"
 fi
 echo "$bin"

@@ -30,10 +30,12 @@ export interface ClusterState {
     kubeconfig: string;
     /** The test process this cluster belongs to; it is an orphan once that process is gone. */
     ownerPid?: number;
-    /** More kube-apiserver flags (an audit log), kept across restartApiserver. */
+    /** More kube-apiserver flags (an audit log), kept across restartApiserver; one named as a base flag replaces it. */
     extraApiserverArgs?: string[];
     /** kube-controller-manager, kube-scheduler and kwok, when UpOptions.controllers asked for them. */
     controllers?: ControllersState;
+    /** The address kube-apiserver binds and advertises and clients use; 127.0.0.1 unless UpOptions.address. */
+    address?: string;
 }
 
 export function clustersRoot(): string {
@@ -166,12 +168,15 @@ function stopProcess(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<v
     });
 }
 
-export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs'>): string[] {
+export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs' | 'address'>): string[] {
     const { dir } = state;
-    return [
+    const address = state.address ?? '127.0.0.1';
+    const extra = state.extraApiserverArgs ?? [];
+    const flagName = (arg: string) => arg.split('=')[0];
+    const base = [
         `--etcd-servers=http://127.0.0.1:${state.etcdPort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         `--secure-port=${state.apiserverPort}`,
         `--cert-dir=${join(dir, 'pki')}`,
         '--authorization-mode=RBAC',
@@ -186,8 +191,9 @@ export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' 
         '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
         '--endpoint-reconciler-type=none',
         '--allow-privileged=true',
-        ...(state.extraApiserverArgs ?? []),
     ];
+    // A list flag given twice is both lists: an extra flag replaces the base one instead.
+    return [...base.filter((arg) => !extra.some((e) => flagName(e) === flagName(arg))), ...extra];
 }
 
 async function startApiserver(bin: string, state: ClusterState): Promise<number> {
@@ -248,6 +254,11 @@ export interface UpOptions {
      * started again (its token file must name the components).
      */
     controllers?: ControllersOptions;
+    /**
+     * The address kube-apiserver binds and advertises (ClusterState.address): a real node's
+     * namespace gives its node address, which its Pods reach (src/testing/node.ts).
+     */
+    address?: string;
 }
 
 /** Starts on new ports up to this many times when a port picked was taken (PortTakenError). */
@@ -294,7 +305,7 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
     const state: ClusterState = {
         name,
         dir,
-        server: `https://127.0.0.1:${apiserverPort}`,
+        server: `https://${opts.address ?? '127.0.0.1'}:${apiserverPort}`,
         apiserverPort,
         etcdPort,
         adminToken,
@@ -304,6 +315,7 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
         ownerPid: opts.ownerPid,
         extraApiserverArgs: opts.extraApiserverArgs,
         ...(tokens ? { controllers: { kwokNodes: 0, controllerManagerPid: 0, schedulerPid: 0, kwokPid: 0, controllerManagerPort: 0, schedulerPort: 0, tokens } } : {}),
+        ...(opts.address ? { address: opts.address } : {}),
     };
     const etcdLog = join(dir, 'etcd.log');
     try {

@@ -47,10 +47,10 @@ export interface LocalCluster extends TestCluster {
     stop(): Promise<void>;
 }
 
-/** `controllers`: kube-controller-manager, kube-scheduler and kwok nodes too (src/testing/controllers.ts). */
-export async function startLocalCluster(name: string, extraApiserverArgs?: string[], opts: Pick<UpOptions, 'controllers'> = {}): Promise<LocalCluster> {
+/** `controllers`: kube-controller-manager, kube-scheduler and kwok nodes too (src/testing/controllers.ts); `address`: see UpOptions. */
+export async function startLocalCluster(name: string, extraApiserverArgs?: string[], opts: Pick<UpOptions, 'controllers' | 'address'> = {}): Promise<LocalCluster> {
     watchdog(name);
-    const state = await up(name, { ownerPid: process.pid, extraApiserverArgs, controllers: opts.controllers });
+    const state = await up(name, { ownerPid: process.pid, extraApiserverArgs, controllers: opts.controllers, address: opts.address });
     const admin = new KubeRest(kubeConfigFor(state));
     let counter = 0;
     return {

@@ -1,0 +1,123 @@
+// The network namespace a real node lives in (src/testing/node.ts). Tests may only use
+// addresses inside namespaces they create, so a test process that wants a node runs itself
+// again inside a new network and mount namespace (`unshare --net --mount`): etcd,
+// kube-apiserver, the controllers, containerd, the kubelet and the Pods' CNI bridge all start
+// from there and never touch the host's interfaces. Inside, loopback is up and carries the
+// node's address NODE_IP (the kubelet refuses a 127/8 node IP); the folders the kubelet and
+// containerd use whatever their config says are tmpfs mounts private to the namespace.
+// When the inner process ends, the outer one kills whatever still runs in that network
+// namespace (shims, containers) and removes the cgroups and the empty mount points it made.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The node's address, on the namespace's loopback. */
+export const NODE_IP = '10.213.0.1';
+/** The Pods' addresses, on the CNI bridge inside the namespace. */
+export const POD_CIDR = '10.214.0.0/24';
+/** The kubelet's cgroup parent: everything of the node's Pods is under it, in every hierarchy. */
+export const NODE_CGROUP = 'mesh-endpoints-node';
+
+/** Folders the kubelet 1.35 and containerd 1.6 write to whatever their config says. */
+const HARD_CODED_DIRS = ['/var/lib/kubelet', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
+const MARKER = 'MESH_ENDPOINTS_NODE_NAMESPACE';
+
+export function inNodeNamespace(): boolean {
+    return process.env[MARKER] === '1';
+}
+
+/**
+ * Runs this process again (same node flags, same script and arguments, same stdio) inside a
+ * new network and mount namespace, and exits with its code: call it before anything else
+ * starts. Under `node --test` the inner process reports through the same stdout.
+ */
+export async function reexecInNodeNamespace(): Promise<never> {
+    const made = HARD_CODED_DIRS.filter((d) => !existsSync(d));
+    for (const d of made) mkdirSync(d, { recursive: true });
+    const setup = [
+        'set -e',
+        'ip link set lo up',
+        `ip addr add ${NODE_IP}/32 dev lo`,
+        ...HARD_CODED_DIRS.map((d) => `mount -t tmpfs -o mode=0755 tmpfs ${d}`),
+        'exec "$@"',
+    ].join('\n');
+    const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'bash', '-c', setup, 'node-namespace', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+        stdio: 'inherit',
+        env: { ...process.env, [MARKER]: '1' },
+    });
+    // The namespace, known once the inner process runs: what still runs in it at the end is ours.
+    let netns: string | undefined;
+    const learn = setInterval(() => {
+        try {
+            netns ??= readlinkSync(`/proc/${child.pid}/ns/net`);
+            if (netns === readlinkSync('/proc/self/ns/net')) netns = undefined;
+        } catch {
+            /* not started yet, or gone */
+        }
+    }, 20);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 1 : 0))));
+    clearInterval(learn);
+    cleanUpNamespace(netns);
+    for (const d of made.reverse()) {
+        try {
+            rmdirSync(d);
+        } catch {
+            /* not empty: someone else's now */
+        }
+    }
+    process.exit(code);
+}
+
+/** Kills every process left in network namespace `netns` and the node's cgroups, then removes those cgroups. */
+export function cleanUpNamespace(netns: string | undefined): void {
+    if (netns) {
+        for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+            try {
+                if (readlinkSync(`/proc/${pid}/ns/net`) === netns) process.kill(Number(pid), 'SIGKILL');
+            } catch {
+                /* gone meanwhile, or not ours to read */
+            }
+        }
+    }
+    killNodeCgroups();
+}
+
+/** Every process in the node's cgroups (the containers, in their own network namespaces) killed, and the cgroups removed. */
+export function killNodeCgroups(): void {
+    const root = '/sys/fs/cgroup';
+    if (!existsSync(root)) return;
+    for (const hierarchy of readdirSync(root)) {
+        const top = join(root, hierarchy, NODE_CGROUP);
+        if (!existsSync(top)) continue;
+        const dirs = (readdirSync(top, { recursive: true, withFileTypes: true }) as { name: string; parentPath?: string; path?: string; isDirectory(): boolean }[])
+            .filter((e) => e.isDirectory())
+            .map((e) => join(e.parentPath ?? e.path ?? top, e.name))
+            .sort((a, b) => b.length - a.length);
+        for (const dir of [...dirs, top]) {
+            for (let attempt = 0; attempt < 50; attempt++) {
+                try {
+                    rmdirSync(dir);
+                    break;
+                } catch {
+                    killProcsOf(dir);
+                    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+                }
+            }
+        }
+    }
+}
+
+function killProcsOf(dir: string): void {
+    try {
+        for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+            try {
+                process.kill(Number(pid), 'SIGKILL');
+            } catch {
+                /* gone */
+            }
+        }
+    } catch {
+        /* gone */
+    }
+}
