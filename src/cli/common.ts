@@ -10,6 +10,7 @@ import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { formatDuration, parseDurationMs } from '../time/duration.js';
 import { parseProbeAddressOverride, type ProbeAddressOverride } from '../net/probe.js';
+import { parseProbeAllowCidrs, type ProbeCidr } from '../ip/probe-target.js';
 
 /** --kubeconfig, else in-cluster config, else the default kubeconfig ($KUBECONFIG, ~/.kube/config). */
 export function loadKubeConfig(path?: string): KubeConfig {
@@ -148,6 +149,16 @@ export async function runController(
 }
 
 /** --probe-address-override: "HOST", "HOST:PORT" or "[IPv6]:PORT". */
+/** --probe-allow-cidrs: the ranges a probe may reach although src/ip/probe-target.ts refuses them. */
+export const PROBE_ALLOW_CIDRS_HELP =
+    'comma-separated CIDRs probes may go to although they are loopback, link-local (cloud metadata included), unspecified or multicast, e.g. 127.0.0.0/8 for workloads on this host (default: none; see docs/security.md)';
+
+export function probeAllowCidrsFlag(text: string): ProbeCidr[] {
+    const parsed = parseProbeAllowCidrs(text);
+    if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+    return parsed.cidrs;
+}
+
 export function probeOverrideFlag(text: string): ProbeAddressOverride {
     const parsed = parseProbeAddressOverride(text);
     if (!parsed) throw new InvalidArgumentError('expected HOST, HOST:PORT or [IPv6]:PORT');

@@ -10,7 +10,8 @@ import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
 import { parseWebhookService, type WebhookService } from '../webhook/crd-conversion.js';
-import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import { controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import type { ProbeCidr } from '../ip/probe-target.js';
 
 interface Flags extends ControllerFlags {
     watchNamespace?: string;
@@ -30,6 +31,7 @@ interface Flags extends ControllerFlags {
     defaultProbe?: ProbeTarget;
     probeConcurrency: number;
     probeAddressOverride?: ProbeAddressOverride;
+    probeAllowCidrs?: ProbeCidr[];
 }
 
 export const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
@@ -64,6 +66,7 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--default-probe <probe>', `probe every workload without a ${PROBE_ANNOTATION} annotation this way, e.g. http:4191/ready (the Linkerd proxy’s readiness endpoint); default: only annotated workloads`, probeFlag)
         .option('--probe-concurrency <n>', 'workload health probes in flight at once', intFlag(1, 10_000), DEFAULT_PROBE_CONCURRENCY)
         .option('--probe-address-override <host[:port]>', 'send workload health probes here instead of to the workload’s address (a test server)', probeOverrideFlag)
+        .option('--probe-allow-cidrs <cidrs>', PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag)
         .action((flags: Flags) =>
             runController(
                 flags,
@@ -99,7 +102,7 @@ function healthChecks(flags: Flags) {
         if (flags.defaultProbe) throw new Error('--default-probe needs --health-checks=true');
         return undefined;
     }
-    return { defaultProbe: flags.defaultProbe, concurrency: flags.probeConcurrency, addressOverride: flags.probeAddressOverride };
+    return { defaultProbe: flags.defaultProbe, concurrency: flags.probeConcurrency, addressOverride: flags.probeAddressOverride, allowCidrs: flags.probeAllowCidrs };
 }
 
 function serviceFlag(text: string): WebhookService {

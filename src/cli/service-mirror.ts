@@ -7,7 +7,8 @@ import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
-import { controllerOptions, durationOption, fail, intFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import type { ProbeCidr } from '../ip/probe-target.js';
+import { controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
     dnsServers?: string[];
@@ -16,6 +17,7 @@ interface Flags extends ControllerFlags {
     dnsStaleWindow: number;
     dnsTimeout: number;
     probeAddressOverride?: ProbeAddressOverride;
+    probeAllowCidrs?: ProbeCidr[];
     maxEndpointsPerSlice: number;
     enableHeadlessServices: boolean;
     enableNamespaceCreation: boolean;
@@ -65,7 +67,10 @@ status.gatewayResolution.
 A Link with probeSpec.path is probed (HTTP GET on the gateway's probe port); after
 failureThreshold failures every mirror endpoint of the Link is not ready until a probe passes.
 --probe-address-override sends the probes elsewhere (a local proxy to the gateway, or a test
-server on 127.0.0.1).
+server on 127.0.0.1). A probe never goes to a loopback, link-local (cloud metadata), unspecified
+or multicast gateway address unless --probe-allow-cidrs lists it: such a gateway is not probed
+(a GatewayProbeRefused Event) and its mirror endpoints stay ready. Probes follow no redirect
+and read no body.
 
 Linkerd's other modes, with its object names, labels and annotations:
 --enable-headless-services  a remote headless Service whose endpoints have hostnames (a
@@ -106,6 +111,7 @@ export function serviceMirrorCommand(program: Command): void {
             'send gateway probes here instead of to the gateway address (a local proxy to the gateway, or a test server)',
             probeOverrideFlag,
         )
+        .option('--probe-allow-cidrs <cidrs>', PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag)
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
         .option('--enable-headless-services [bool]', 'mirror headless Services with hostnames as headless mirrors plus one endpoint mirror per hostname', boolFlag, false)
         .option('--enable-namespace-creation [bool]', 'create the namespace of a mirror when it is missing here', boolFlag, false)
@@ -142,6 +148,7 @@ async function run(flags: Flags): Promise<void> {
             dnsPolicy: { minTtlMs: flags.dnsMinTtl, maxTtlMs: flags.dnsMaxTtl, staleWindowMs: flags.dnsStaleWindow },
             dnsTimeoutMs: flags.dnsTimeout,
             probeAddressOverride: flags.probeAddressOverride,
+            probeAllowCidrs: flags.probeAllowCidrs,
             maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
             // Remote clusters see who reads them, with the same request deadline as the local one.
             newRemoteRest: (kubeConfig) => new KubeRest(kubeConfig, { component: 'service-mirror', timeoutMs: deps.rest.settings.timeoutMs }),

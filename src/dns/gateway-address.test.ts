@@ -8,6 +8,7 @@ describe('parsing a Link gateway address', () => {
         assert.deepEqual(parseGatewayAddress('192.0.2.1'), {
             entries: [{ kind: 'ip', address: '192.0.2.1', family: 'IPv4' }],
             errors: [],
+            unpublishedIPs: [],
         });
     });
 
@@ -82,6 +83,11 @@ describe('parsing a Link gateway address', () => {
         assert.match(errors[2] ?? '', /link-local/);
         assert.match(errors[4] ?? '', /multicast/);
         assert.match(errors[6] ?? '', /unspecified/);
+    });
+
+    it('keeps the rejected literals apart, canonical, for the probe (which may go there only if allowed)', () => {
+        const { unpublishedIPs } = parseGatewayAddress('127.0.0.1, ::FFFF:169.254.169.254,192.0.2.1,fe80:0::1,127.0.0.1,gw.example.test,1.2.3');
+        assert.deepEqual(unpublishedIPs, ['127.0.0.1', '169.254.169.254', 'fe80::1']);
     });
 
     it('never returns an entry that is empty, an FQDN with a dot at the end, or not lowercase', () => {

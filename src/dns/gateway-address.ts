@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { AddressType } from '../endpointslice/types.js';
-import { usableEndpointIP } from '../ip/address.js';
+import { parseIP, usableEndpointIP } from '../ip/address.js';
 
 export type { UnusableReason } from '../ip/address.js';
 
@@ -16,6 +16,11 @@ export interface ParsedGatewayAddress {
     entries: GatewayEntry[];
     /** One sentence per rejected entry; a rejected entry never becomes an address. */
     errors: string[];
+    /**
+     * IP literals rejected because no endpoint may hold them (loopback, link-local, ...),
+     * canonical: still the gateway's own, so its probe may go there if the operator allows it.
+     */
+    unpublishedIPs: string[];
 }
 
 const MAX_NAME_LENGTH = 253;
@@ -24,12 +29,15 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export function parseGatewayAddress(text: string): ParsedGatewayAddress {
     const entries: GatewayEntry[] = [];
     const errors: string[] = [];
+    const unpublishedIPs: string[] = [];
     const seen = new Set<string>();
     text.split(',').forEach((raw, index) => {
         const item = raw.trim();
         const result = parseEntry(item);
         if ('error' in result) {
             errors.push(`gateway address entry ${index + 1} ${JSON.stringify(item)}: ${result.error}`);
+            const ip = isIP(item) !== 0 ? parseIP(item) : undefined;
+            if (ip?.ok && !unpublishedIPs.includes(ip.address)) unpublishedIPs.push(ip.address);
             return;
         }
         const key = result.kind === 'ip' ? result.address : result.name;
@@ -37,7 +45,7 @@ export function parseGatewayAddress(text: string): ParsedGatewayAddress {
         seen.add(key);
         entries.push(result);
     });
-    return { entries, errors };
+    return { entries, errors, unpublishedIPs };
 }
 
 function parseEntry(item: string): GatewayEntry | { error: string } {

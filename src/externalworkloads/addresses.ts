@@ -2,13 +2,19 @@
 // The apiserver rejects a whole EndpointSlice for one bad address, so every address is
 // checked here and the bad ones are left out with a reason, never passed on.
 import type { AddressType } from '../endpointslice/types.js';
-import { usableEndpointIP } from '../ip/address.js';
+import { parseIP, usableEndpointIP } from '../ip/address.js';
 import type { ExternalWorkload, ProblemDetail } from './types.js';
 
 export interface WorkloadAddresses {
     /** The first usable address of each family, in canonical form. */
     byFamily: Partial<Record<AddressType, string>>;
     problems: ProblemDetail[];
+    /**
+     * The IPs left out because no endpoint may hold them (loopback, link-local, ...), canonical:
+     * the workload's own all the same, so a health probe may still go there when the operator
+     * allows it (--probe-allow-cidrs).
+     */
+    unpublished: string[];
 }
 
 /**
@@ -20,6 +26,7 @@ export function workloadAddresses(workload: ExternalWorkload): WorkloadAddresses
     const byFamily: Partial<Record<AddressType, string>> = {};
     const filledBy: Partial<Record<AddressType, string>> = {};
     const problems: ProblemDetail[] = [];
+    const unpublished: string[] = [];
     (workload.spec.workloadIPs ?? []).forEach((entry, index) => {
         const field = `workloadIPs[${index}].ip`;
         const text = entry.ip;
@@ -31,6 +38,8 @@ export function workloadAddresses(workload: ExternalWorkload): WorkloadAddresses
         if (!parsed.usable) {
             const reason = parsed.reason === 'invalid' ? 'InvalidIP' : 'UnusableIP';
             problems.push({ reason, message: `${field} ${JSON.stringify(text)} ${parsed.why}; it is left out of the endpoints` });
+            const ip = parseIP(text);
+            if (ip.ok) unpublished.push(ip.address);
             return;
         }
         const first = filledBy[parsed.family];
@@ -44,5 +53,5 @@ export function workloadAddresses(workload: ExternalWorkload): WorkloadAddresses
         byFamily[parsed.family] = parsed.address;
         filledBy[parsed.family] = `${field} ${JSON.stringify(text)}`;
     });
-    return { byFamily, problems };
+    return { byFamily, problems, unpublished };
 }

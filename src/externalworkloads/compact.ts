@@ -28,6 +28,8 @@ export interface CompactWorkload {
     terminating: boolean;
     /** The first usable address of each family, canonical (src/ip decides what is usable). */
     addresses: Partial<Record<AddressType, string>>;
+    /** Addresses of spec.workloadIPs no endpoint may hold (loopback, ...), kept only when there are some: probes may go there if allowed. */
+    unpublishedIPs?: readonly string[];
     /** Why an address of spec.workloadIPs was left out; the same empty array for most workloads. */
     addressProblems: readonly ProblemDetail[];
     /** The named ports only: a Service's named targetPort is all a port is looked up by. */
@@ -60,7 +62,7 @@ const NO_PORTS: readonly WorkloadPort[] = Object.freeze([]);
 /** The compact form of a parsed workload; what the planner reads of it is exactly what this keeps. */
 export function compactWorkload(workload: ExternalWorkload, opts: CompactOptions = {}): CompactWorkload {
     const { name, namespace, uid, resourceVersion, labels, annotations, deletionTimestamp } = workload.metadata;
-    const { byFamily, problems } = workloadAddresses(workload);
+    const { byFamily, problems, unpublished } = workloadAddresses(workload);
     const named = (workload.spec.ports ?? []).filter((p) => p.name);
     const share = <T extends object>(value: T): T => opts.shared?.object(value) ?? value;
     const ports = named.map(({ name, port, protocol }) => Object.freeze({ name, port, protocol: protocol ?? 'TCP' }));
@@ -73,6 +75,7 @@ export function compactWorkload(workload: ExternalWorkload, opts: CompactOptions
         addressProblems: problems.length > 0 ? problems : NO_PROBLEMS,
         ports: ports.length > 0 ? share(ports) : NO_PORTS,
     };
+    if (unpublished.length > 0) compact.unpublishedIPs = unpublished;
     const probeAnnotations = Object.entries(annotations ?? {}).filter(([key]) => key.startsWith(PROBE_ANNOTATION));
     if (probeAnnotations.length > 0) compact.probeAnnotations = Object.fromEntries(probeAnnotations);
     if (opts.keepConditions && workload.status?.conditions) compact.conditions = workload.status.conditions;

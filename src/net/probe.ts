@@ -51,25 +51,50 @@ export function hostPort(host: string, port: number): string {
     return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
 }
 
-/** One GET. HTTPS certificates are not verified: kubelet's readiness probes do not either. */
+/**
+ * One GET. HTTPS certificates are not verified: kubelet's readiness probes do not either. The
+ * answer's status line is all that is read: the connection is closed as soon as the headers
+ * are in, so a body (of any size, or one that never ends) is never read, and a redirect is
+ * only its status code (never followed: its Location could name any address). The reason
+ * phrase is the peer's text and goes into conditions and Events: it is cut short.
+ */
 export function probeHttp(probe: HttpProbe): Promise<ProbeResult> {
     const where = hostPort(probe.host, probe.port);
     const passes = probe.passes ?? ((code: number) => code === 200);
     return settleOnce(probe.timeoutMs, where, (finish) => {
         const send = probe.scheme === 'https' ? httpsRequest : httpRequest;
         const req = send(
-            { host: probe.host, port: probe.port, path: probe.path, method: 'GET', agent: false, rejectUnauthorized: false, signal: probe.signal, headers: { 'User-Agent': 'mesh-endpoints-probe' } },
+            {
+                host: probe.host,
+                port: probe.port,
+                path: probe.path,
+                method: 'GET',
+                agent: false,
+                rejectUnauthorized: false,
+                signal: probe.signal,
+                maxHeaderSize: MAX_HEADER_BYTES,
+                headers: { 'User-Agent': 'mesh-endpoints-probe', Connection: 'close' },
+            },
             (res: IncomingMessage) => {
-                res.resume();
                 const code = res.statusCode ?? 0;
-                res.on('end', () => finish(passes(code), `${code} ${res.statusMessage ?? ''}`.trim() + ` from ${where}`));
-                res.on('error', (err) => finish(false, `${where}: ${err.message}`));
+                finish(passes(code), `${code} ${reasonPhrase(res.statusMessage)}`.trim() + ` from ${where}`);
+                req.destroy();
             },
         );
         req.on('error', (err) => finish(false, `${where}: ${err.message}`));
         req.end();
         return () => req.destroy();
     });
+}
+
+/** Response headers a probe accepts (Node's default is 16 KiB); a longer head fails the probe. */
+const MAX_HEADER_BYTES = 8 * 1024;
+const MAX_REASON_CHARS = 40;
+
+/** The peer's reason phrase, printable ASCII only and at most MAX_REASON_CHARS. */
+export function reasonPhrase(text: string | undefined): string {
+    const printable = (text ?? '').replace(/[^\x20-\x7e]/g, '');
+    return printable.length > MAX_REASON_CHARS ? `${printable.slice(0, MAX_REASON_CHARS)}…` : printable;
 }
 
 /** One TCP connect, closed at once. */

@@ -1,6 +1,7 @@
 // `gateways`: one line per Link, as `linkerd multicluster gateways` shows it: is the gateway
 // alive, how fast it answers a probe, its addresses and how many Services are mirrored
 // through it. Pure: the command measures the probe (if any) and passes the result in.
+import { probeTarget as mayProbe } from '../ip/probe-target.js';
 import type { ProbeResult } from '../net/probe.js';
 import type { LinkReport } from './links-report.js';
 
@@ -36,9 +37,10 @@ export function gatewayLine(report: LinkReport, probe?: ProbeResult): GatewayLin
 }
 
 /**
- * Where our own probe goes: the Link's probe path and port on its first published address,
- * or on the override (a proxy to the gateway; tests point it at loopback). Nothing when the
- * Link has no probe or no address yet.
+ * Where our own probe goes: the Link's probe path and port on its first published address
+ * that probes may go to (src/ip/probe-target.ts, as for the service mirror's probe), or on the
+ * override (a proxy to the gateway; tests point it at loopback). Nothing when the Link has no
+ * probe or no such address.
  */
 export function probeTarget(
     report: LinkReport,
@@ -46,7 +48,7 @@ export function probeTarget(
 ): { host: string; port: number; path: string; timeoutMs: number } | undefined {
     const spec = report.probe.spec;
     if (!spec) return undefined;
-    const host = override?.host ?? report.gatewayNames.flatMap((n) => n.addresses)[0];
+    const host = override?.host ?? report.gatewayNames.flatMap((n) => n.addresses).find((a) => mayProbe(a).allowed);
     if (host === undefined) return undefined;
     return { host, port: override?.port ?? spec.port, path: spec.path, timeoutMs: spec.timeoutMs };
 }

@@ -1,6 +1,6 @@
 // What each Link serves, as `status` and `gateways` show it: the gateway names and what they
 // resolved to (status.gatewayResolution, written by the service mirror), the probe state (the
-// mirror's GatewayDown/GatewayAlive Events on the Link: the Link status has no probe field),
+// mirror's GatewayDown/GatewayAlive/GatewayProbeRefused Events on the Link: the Link status has no probe field),
 // the mirrors' counts (status.mirrorSummary), and each mirror with its endpoint state: a local
 // mirror Service, or a remote Service the status lists as not mirrored. Pure.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
@@ -9,6 +9,7 @@ import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/link.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { PROBE_REFUSED_REASON, PROBE_SENT_REASON } from '../servicemirror/gateway-events.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
 import { rfc3339 } from '../time/format.js';
@@ -28,7 +29,7 @@ export const PROBE_DOWN_REASON = 'GatewayDown';
 export const PROBE_ALIVE_REASON = 'GatewayAlive';
 
 export interface ProbeState {
-    /** not-probed: the Link has no probeSpec.path. alive with no `since`: no probe failure reported. */
+    /** not-probed: the Link has no probeSpec.path, or no address probes may go to (detail says which). alive with no `since`: no probe failure reported. */
     state: 'alive' | 'down' | 'not-probed';
     /** RFC 3339 time of the Event that said so. */
     since?: string;
@@ -152,13 +153,14 @@ function probeState(link: Link, events: readonly LinkEventObject[]): ProbeState 
     const latest = events
         .filter((e) => e.involvedObject?.kind === 'Link' && e.involvedObject.name === link.metadata.name)
         .filter((e) => link.metadata.uid === undefined || e.involvedObject?.uid === undefined || e.involvedObject.uid === link.metadata.uid)
-        .filter((e) => e.reason === PROBE_DOWN_REASON || e.reason === PROBE_ALIVE_REASON)
+        .filter((e) => [PROBE_DOWN_REASON, PROBE_ALIVE_REASON, PROBE_REFUSED_REASON, PROBE_SENT_REASON].includes(e.reason ?? ''))
         .sort(byEventTime)
         .at(-1);
     const spec = { ...link.probe };
     // Linkerd starts every gateway alive: until a probe fails three times in a row, it is.
     if (!latest) return { state: 'alive', spec };
-    return { state: latest.reason === PROBE_DOWN_REASON ? 'down' : 'alive', since: eventTime(latest), detail: latest.message ?? '', spec };
+    const state = latest.reason === PROBE_DOWN_REASON ? 'down' : latest.reason === PROBE_REFUSED_REASON ? 'not-probed' : 'alive';
+    return { state, since: eventTime(latest), detail: latest.message ?? '', spec };
 }
 
 function eventTime(event: LinkEventObject): string {

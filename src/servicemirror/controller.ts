@@ -33,6 +33,7 @@ import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MI
 import { MirrorSync } from './mirror-sync.js';
 import type { RemoteWatch } from './remote-watch.js';
 import { ServiceMirrorMetrics } from './metrics.js';
+import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { formatLabelSelector, isEmptySelector, type LabelSelector } from './selector.js';
 
@@ -48,6 +49,8 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     dnsTimeoutMs?: number;
     dnsTries?: number;
     probeAddressOverride?: ProbeAddressOverride;
+    /** Refused probe targets allowed all the same (--probe-allow-cidrs). */
+    probeAllowCidrs?: readonly ProbeCidr[];
     maxEndpointsPerSlice?: number;
     /** Workers per Link. */
     workers?: number;
@@ -295,6 +298,7 @@ export class ServiceMirrorController implements Runnable {
             dnsTimeoutMs: opts.dnsTimeoutMs,
             dnsTries: opts.dnsTries,
             probeOverride: opts.probeAddressOverride,
+            probeAllowCidrs: opts.probeAllowCidrs,
             newRemoteRest: opts.newRemoteRest,
             credentialsPolicy: opts.credentialsPolicy,
             resyncMs: opts.resyncMs,

@@ -106,3 +106,20 @@ export function probeEvent(alive: boolean, detail: string, failureThreshold: num
               message: `gateway probe failed ${failureThreshold} times in a row (last: ${detail}): every mirror endpoint of this Link is not ready`,
           };
 }
+
+/** The gateway's every address is one probes may not go to (why): it is not probed. */
+export function probeRefusedEvent(why: string): LinkEvent {
+    return {
+        type: 'Warning',
+        reason: PROBE_REFUSED_REASON,
+        message: `gateway probe not sent, the gateway is not probed and its mirror endpoints stay ready: ${why}`,
+    };
+}
+
+/** A probe is sent again after GatewayProbeRefused: the gateway is probed from now on. */
+export function probeAllowedEvent(): LinkEvent {
+    return { type: 'Normal', reason: PROBE_SENT_REASON, message: 'gateway probe sent again: the gateway has an address probes may go to' };
+}
+
+export const PROBE_REFUSED_REASON = 'GatewayProbeRefused';
+export const PROBE_SENT_REASON = 'GatewayProbeSent';

@@ -31,6 +31,7 @@ import { mirroredRemoteName } from './headless.js';
 import { exportMode } from './mirror.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
+import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { LinkGateway, type LinkGatewayDeps } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
@@ -78,6 +79,7 @@ export interface LinkControllerDeps {
     dnsTimeoutMs?: number;
     dnsTries?: number;
     probeOverride?: ProbeAddressOverride;
+    probeAllowCidrs?: readonly ProbeCidr[];
     newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
     /** What a credentials kubeconfig may hold beyond inline material (strict when absent). */
     credentialsPolicy?: KubeconfigPolicy;
@@ -137,6 +139,7 @@ export class LinkController {
             dnsTimeoutMs: deps.dnsTimeoutMs,
             dnsTries: deps.dnsTries,
             probeOverride: deps.probeOverride,
+            probeAllowCidrs: deps.probeAllowCidrs,
             metrics: deps.metrics,
             logger: this.log,
             event: (event) => this.event(event),

@@ -11,9 +11,10 @@ import { newerSeed, seedNameState, type GatewayNameStatus } from '../dns/resolut
 import { GatewayResolver } from '../dns/resolver.js';
 import type { Logger } from '../kube/log.js';
 import type { GatewayAddress } from './endpoints.js';
-import { GatewayReports, probeEvent, type LinkEvent } from './gateway-events.js';
+import { GatewayReports, probeAllowedEvent, probeEvent, probeRefusedEvent, type LinkEvent } from './gateway-events.js';
 import type { Link } from './link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
+import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { ProbeWorker } from './probe.js';
 
@@ -25,6 +26,7 @@ export interface LinkGatewayDeps {
     dnsTimeoutMs?: number;
     dnsTries?: number;
     probeOverride?: ProbeAddressOverride;
+    probeAllowCidrs?: readonly ProbeCidr[];
     metrics: ServiceMirrorMetrics;
     logger: Logger;
     event: (event: LinkEvent) => void;
@@ -47,10 +49,14 @@ export interface LinkGatewayDeps {
 export class LinkGateway {
     private link: Link | undefined;
     private gatewayEntries: GatewayEntry[] = [];
+    /** IP literals of gatewayAddress no endpoint may hold: probed only if --probe-allow-cidrs allows. */
+    private unpublishedIPs: string[] = [];
     private watcher: GatewayWatcher | undefined;
     private resolver: GatewayResolver | undefined;
     private probe: ProbeWorker | undefined;
     private readonly reports = new GatewayReports();
+    /** Why the probe last sent nothing (every address refused), until a probe is sent again; outlives a restarted probe. */
+    private probeRefused: string | undefined;
     /** What the mirrors got when `changed` was last called. */
     private told: string | undefined;
 
@@ -81,8 +87,9 @@ export class LinkGateway {
     async update(link: Link): Promise<string[]> {
         const previous = this.link;
         this.link = link;
-        const parsed = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress) : { entries: [], errors: [] };
+        const parsed = link.gateway ? parseGatewayAddress(link.spec.gatewayAddress) : { entries: [], errors: [], unpublishedIPs: [] };
         this.gatewayEntries = parsed.entries;
+        this.unpublishedIPs = parsed.unpublishedIPs;
         this.watchNames(previous);
         // Rotated credentials or a retried remote watch leave the probe and its liveness as they are.
         const probeOf = (l: Link) => JSON.stringify([l.probe, l.gateway, l.spec.targetClusterName]);
@@ -155,9 +162,18 @@ export class LinkGateway {
         this.probe = new ProbeWorker({
             probe: link.probe,
             override: this.deps.probeOverride,
-            target: () => {
+            allowCidrs: this.deps.probeAllowCidrs,
+            targets: () => {
                 const all = this.addresses(['IPv4', 'IPv6'], Date.now());
-                return (all.find((a) => a.ready) ?? all[0])?.address;
+                return [...all.filter((a) => a.ready), ...all.filter((a) => !a.ready)].map((a) => a.address).concat(this.unpublishedIPs);
+            },
+            onRefused: (why) => {
+                if (why !== undefined) this.deps.metrics.probes.inc({ ...labels, result: 'refused' });
+                if (why === this.probeRefused) return;
+                this.probeRefused = why;
+                this.deps.event(why === undefined ? probeAllowedEvent() : probeRefusedEvent(why));
+                if (why !== undefined) this.deps.metrics.gatewayAlive.set(labels, 1);
+                this.tell();
             },
             onResult: (result) => {
                 this.deps.metrics.probes.inc({ ...labels, result: result.ok ? 'success' : 'failure' });

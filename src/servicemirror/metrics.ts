@@ -55,7 +55,7 @@ export class ServiceMirrorMetrics {
         });
         this.probes = new Counter({
             name: `${prefix}gateway_probes_total`,
-            help: 'Gateway probes by result (success, failure)',
+            help: 'Gateway probes by result (success, failure, refused: no address of the gateway may be probed, nothing was sent)',
             labelNames: ['link', 'target_cluster_name', 'result'],
             registers,
         });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { parseProbeAddressOverride } from '../net/probe.js';
+import { parseProbeAllowCidrs } from '../ip/probe-target.js';
+import { parseProbeAddressOverride, type ProbeResult } from '../net/probe.js';
 import { probeOnce, ProbeWorker } from './probe.js';
 
 describe('gateway probe', () => {
@@ -48,7 +49,7 @@ describe('gateway probe', () => {
         answer = 200;
         const worker = new ProbeWorker({
             probe: { path: '/ready', port, periodMs: 20, timeoutMs: 500, failureThreshold: 3 },
-            target: () => '192.0.2.1',
+            targets: () => ['192.0.2.1'],
             override: { host: '127.0.0.1' },
             onLiveness: (alive) => changes.push(alive),
             random: () => 0,
@@ -73,7 +74,7 @@ describe('gateway probe', () => {
         const changes: boolean[] = [];
         const worker = new ProbeWorker({
             probe: { path: '/ready', port, periodMs: 10, timeoutMs: 100, failureThreshold: 1 },
-            target: () => undefined,
+            targets: () => [],
             onLiveness: (alive) => changes.push(alive),
         });
         worker.start();
@@ -81,6 +82,69 @@ describe('gateway probe', () => {
         await worker.stop();
         assert.deepEqual(changes, []);
         assert.equal(worker.alive, true);
+    });
+
+    it('never sends a probe to loopback, link-local or cloud metadata gateway addresses: the gateway is not probed, and alive', async () => {
+        const sent: string[] = [];
+        const refusals: Array<string | undefined> = [];
+        const send = async (host: string): Promise<ProbeResult> => (sent.push(host), { ok: false, latencyMs: 0, detail: 'down' });
+        const worker = new ProbeWorker({
+            probe: { path: '/ready', port, periodMs: 10, timeoutMs: 100, failureThreshold: 1 },
+            targets: () => ['169.254.169.254', 'fd00:ec2::254', '127.0.0.1', 'fe80::1', '0.0.0.0'],
+            send,
+            onLiveness: () => assert.fail('no liveness without a probe'),
+            onRefused: (why) => refusals.push(why),
+        });
+        worker.start();
+        await waitFor(() => refusals.length >= 3);
+        await worker.stop();
+        assert.deepEqual(sent, []);
+        assert.equal(worker.alive, true);
+        assert.equal(new Set(refusals).size, 1, 'the same reason every round');
+        assert.match(refusals[0]!, /^169\.254\.169\.254 is a link-local address; .*; fd00:ec2::254 is a cloud metadata address; .*; 127\.0\.0\.1 is a loopback address; .*; fe80::1 is a link-local address; .*; 0\.0\.0\.0 is an unspecified address; /);
+    });
+
+    it('probes the first address it may, and a loopback gateway only when --probe-allow-cidrs lists it', async () => {
+        const sent: string[] = [];
+        answer = 200;
+        const recording = (host: string, p: number, path: string, timeoutMs: number) => (sent.push(host), probeOnce(host, p, path, timeoutMs));
+        const probe = { path: '/ready', port, periodMs: 10, timeoutMs: 500, failureThreshold: 1 };
+        const first = new ProbeWorker({ probe, targets: () => ['169.254.169.254', '192.0.2.1'], send: async (host) => (sent.push(host), { ok: true, latencyMs: 0, detail: 'ok' }), onLiveness: () => {} });
+        first.start();
+        await waitFor(() => sent.length > 0);
+        await first.stop();
+        assert.deepEqual([...new Set(sent)], ['192.0.2.1']);
+
+        sent.length = 0;
+        const results: ProbeResult[] = [];
+        const allow = parseProbeAllowCidrs('127.0.0.0/8');
+        assert.ok(allow.ok);
+        const allowed = new ProbeWorker({ probe, targets: () => ['127.0.0.1'], allowCidrs: allow.cidrs, send: recording, onResult: (r) => results.push(r), onLiveness: () => {}, onRefused: (why) => assert.equal(why, undefined) });
+        allowed.start();
+        await waitFor(() => results.length > 0);
+        await allowed.stop();
+        assert.deepEqual([...new Set(sent)], ['127.0.0.1']);
+        assert.equal(results[0]?.detail, `200 OK from 127.0.0.1:${port}`);
+    });
+
+    it('a gateway that was down and whose addresses become refused is alive again (not probed)', async () => {
+        let targets = ['192.0.2.1'];
+        const changes: boolean[] = [];
+        let refused = 0;
+        const worker = new ProbeWorker({
+            probe: { path: '/ready', port, periodMs: 10, timeoutMs: 100, failureThreshold: 1 },
+            targets: () => targets,
+            send: async () => ({ ok: false, latencyMs: 0, detail: 'down' }),
+            onLiveness: (alive) => changes.push(alive),
+            onRefused: (why) => void (why !== undefined && refused++),
+        });
+        worker.start();
+        await waitFor(() => changes.length === 1);
+        assert.equal(worker.alive, false);
+        targets = ['169.254.169.254'];
+        await waitFor(() => refused > 0);
+        assert.equal(worker.alive, true);
+        await worker.stop();
     });
 
     it('parses the probe address override', () => {

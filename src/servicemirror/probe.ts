@@ -3,10 +3,15 @@
 // do not probe together), with probeSpec.timeout. failureThreshold failures in a row make the
 // gateway dead; the first success makes it alive again. Only transitions are reported.
 //
-// Where the probe goes: the first gateway address the Link publishes (ready ones first), or,
-// when set, the probe address override (`--probe-address-override HOST[:PORT]`). The override
-// exists for tests and for gateways reachable from the controller only through a proxy; tests
-// point it at a loopback server so no probe ever leaves the machine.
+// Where the probe goes: the first of the gateway's addresses (ready published ones first) that
+// src/ip/probe-target.ts allows, or, when set, the probe address override
+// (`--probe-address-override HOST[:PORT]`). The override exists for tests and for gateways
+// reachable from the controller only through a proxy; tests point it at a loopback server so
+// no probe ever leaves the machine. Whoever writes a Link chooses its gateway addresses, so
+// a gateway whose every address is refused (loopback, link-local, cloud metadata, unless
+// --probe-allow-cidrs lists it) is not probed at all: nothing is sent, it counts as alive, as
+// a Link without a probe does, and onRefused says why.
+import { probeTarget, type ProbeCidr } from '../ip/probe-target.js';
 import { probeHttp, type ProbeAddressOverride, type ProbeResult } from '../net/probe.js';
 import type { LinkProbe } from './link.js';
 
@@ -17,11 +22,17 @@ export function probeOnce(host: string, port: number, path: string, timeoutMs: n
 
 export interface ProbeWorkerOptions {
     probe: LinkProbe;
-    /** The host to probe now; undefined when the gateway has no address yet (the round is skipped). */
-    target: () => string | undefined;
+    /** The gateway's addresses now, best first; none when it has no address yet (the round is skipped). */
+    targets: () => readonly string[];
     override?: ProbeAddressOverride;
+    /** Refused addresses the operator allows all the same (--probe-allow-cidrs). */
+    allowCidrs?: readonly ProbeCidr[];
     onResult?: (result: ProbeResult) => void;
     onLiveness: (alive: boolean, detail: string) => void;
+    /** Each round with addresses: why none may be probed (nothing was sent), or undefined when one was. */
+    onRefused?: (why: string | undefined) => void;
+    /** One probe; probeOnce unless a test watches what is sent. */
+    send?: typeof probeOnce;
     random?: () => number;
 }
 
@@ -64,10 +75,10 @@ export class ProbeWorker {
     }
 
     private async round(): Promise<void> {
-        const host = this.opts.override?.host ?? this.opts.target();
+        const host = this.opts.override?.host ?? this.allowedTarget();
         if (host === undefined) return;
         const port = this.opts.override?.port ?? this.opts.probe.port;
-        const result = await probeOnce(host, port, this.opts.probe.path, this.opts.probe.timeoutMs);
+        const result = await (this.opts.send ?? probeOnce)(host, port, this.opts.probe.path, this.opts.probe.timeoutMs);
         if (!this.running) return;
         this.opts.onResult?.(result);
         if (result.ok) {
@@ -77,6 +88,23 @@ export class ProbeWorker {
         }
         this.failures++;
         if (this.isAlive && this.failures >= this.opts.probe.failureThreshold) this.transition(false, result.detail);
+    }
+
+    /** The first address a probe may go to; undefined when there is none (the refusal is reported). */
+    private allowedTarget(): string | undefined {
+        const targets = this.opts.targets();
+        if (targets.length === 0) return undefined;
+        const verdicts = targets.map((address) => probeTarget(address, this.opts.allowCidrs));
+        const allowed = verdicts.find((v) => v.allowed);
+        if (allowed?.allowed) {
+            this.opts.onRefused?.(undefined);
+            return allowed.address;
+        }
+        // Not probed counts as alive, as for a Link without a probe: its failures start over.
+        this.failures = 0;
+        this.isAlive = true;
+        this.opts.onRefused?.(verdicts.map((v) => !v.allowed && v.why).join('; '));
+        return undefined;
     }
 
     private transition(alive: boolean, detail: string): void {

@@ -10,6 +10,7 @@ export class HealthCheckMetrics {
     readonly probeDuration: Histogram;
     readonly probedWorkloads: Gauge;
     readonly invalidProbes: Gauge;
+    readonly refusedProbes: Gauge;
 
     constructor(registry: Registry) {
         const registers = [registry];
@@ -28,6 +29,11 @@ export class HealthCheckMetrics {
         });
         this.probedWorkloads = new Gauge({ name: `${prefix}probed_workloads`, help: 'Workloads this leader probes', registers });
         this.invalidProbes = new Gauge({ name: `${prefix}invalid_probe_workloads`, help: 'Workloads not probed because their probe annotations are malformed', registers });
+        this.refusedProbes = new Gauge({
+            name: `${prefix}refused_probe_workloads`,
+            help: 'Workloads not probed because none of their addresses is a target probes may go to (loopback, link-local, metadata; see --probe-allow-cidrs)',
+            registers,
+        });
         for (const result of ['success', 'failure']) this.probes.inc({ result }, 0);
         for (const status of ['True', 'False']) this.transitions.inc({ status }, 0);
     }

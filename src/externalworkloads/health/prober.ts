@@ -8,7 +8,10 @@
 // thousand workloads spread over the period instead of probing in lock step; at most
 // `concurrency` probes run at once, the rest wait their turn; a probe opens a fresh connection
 // and closes it (no keep-alive sockets to thousands of peers). Probes go only to the workload's
-// own address (the first usable one of spec.workloadIPs), or to the address override (tests).
+// own address (the first of spec.workloadIPs that src/ip/probe-target.ts allows: never
+// loopback, link-local or a cloud metadata address unless --probe-allow-cidrs lists it), or
+// to the operator's address override (tests). A refused target is a Warning Event and no
+// probe: the Ready condition is left as it is.
 // Writes do not hold up probing: a workload whose condition must change is queued (by key, so
 // once however often its probes ask) for a few writers, which write what its probes say then
 // and retry with backoff; a first term that must write ten thousand conditions sends them at
@@ -20,6 +23,7 @@ import type { Logger } from '../../kube/log.js';
 import { controllerRateLimiter } from '../../kube/ratelimit.js';
 import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { TimeSlicer } from '../../kube/yielding.js';
+import { probeTarget, type ProbeCidr } from '../../ip/probe-target.js';
 import { probeHttp, probeTcp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
 import type { CachedWorkload, CompactWorkload, WorkloadMeta } from '../compact.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND } from '../types.js';
@@ -45,6 +49,8 @@ export interface HealthCheckOptions {
     concurrency?: number;
     /** Send every probe here instead (tests: a loopback server). */
     addressOverride?: ProbeAddressOverride;
+    /** Refused targets the operator allows all the same (--probe-allow-cidrs). */
+    allowCidrs?: readonly ProbeCidr[];
 }
 
 export interface HealthProberDeps {
@@ -80,6 +86,8 @@ export class HealthProber {
     private readonly probed = new Map<string, Probed>();
     /** Workload key → the message of its malformed probe, reported once. */
     private readonly invalid = new Map<string, string>();
+    /** Workload key → why its probe target is refused, reported once. */
+    private readonly refused = new Map<string, string>();
     private readonly slots: Slots;
     private readonly inFlight = new Set<Promise<void>>();
     /** Keys of workloads whose Ready condition the probes want changed. */
@@ -133,6 +141,7 @@ export class HealthProber {
         for (const p of this.probed.values()) clearTimeout(p.timer);
         this.probed.clear();
         this.invalid.clear();
+        this.refused.clear();
         this.slots.releaseWaiters();
         this.updateGauges();
         await Promise.all([...this.inFlight, this.writes.stop()]);
@@ -146,10 +155,12 @@ export class HealthProber {
         const wanted = this.probeOf(workload);
         if (wanted.kind !== 'probe') {
             this.forget(key);
-            if (wanted.kind === 'invalid') this.reportInvalid(key, workload.metadata, wanted.message);
+            if (wanted.kind === 'invalid') this.report(this.invalid, 'InvalidProbe', key, workload.metadata, wanted.message);
+            if (wanted.kind === 'refused') this.report(this.refused, 'ProbeRefused', key, workload.metadata, wanted.message);
             return;
         }
         this.invalid.delete(key);
+        this.refused.delete(key);
         const storedStatus = storedReadyStatus(workload.conditions);
         const current = this.probed.get(key);
         if (current?.identity === wanted.identity) {
@@ -167,20 +178,27 @@ export class HealthProber {
 
     private probeOf(workload: CompactWorkload):
         | { kind: 'none' }
-        | { kind: 'invalid'; message: string }
+        | { kind: 'invalid' | 'refused'; message: string }
         | { kind: 'probe'; spec: ProbeSpec; host: string; port: number; identity: string } {
         const probe = workloadProbe(workload.probeAnnotations, this.deps.options.defaultProbe);
         if (probe.kind !== 'probe') return probe;
-        const address = workload.addresses.IPv4 ?? workload.addresses.IPv6;
-        if (address === undefined) return { kind: 'invalid', message: 'the workload has no usable address in spec.workloadIPs to probe' };
+        const own = [workload.addresses.IPv4, workload.addresses.IPv6, ...(workload.unpublishedIPs ?? [])].filter((a) => a !== undefined);
+        if (own.length === 0) return { kind: 'invalid', message: 'the workload has no address in spec.workloadIPs to probe' };
         const override = this.deps.options.addressOverride;
-        const host = override?.host ?? address;
+        let host = override?.host;
+        if (host === undefined) {
+            const verdicts = own.map((address) => probeTarget(address, this.deps.options.allowCidrs));
+            const allowed = verdicts.find((v) => v.allowed);
+            if (!allowed) return { kind: 'refused', message: `not probed, its Ready condition is left as it is: ${verdicts.map((v) => !v.allowed && v.why).join('; ')}` };
+            host = allowed.address;
+        }
         const port = override?.port ?? probe.spec.target.port;
         return { kind: 'probe', spec: probe.spec, host, port, identity: JSON.stringify([probe.spec, host, port]) };
     }
 
     private forget(key: string): void {
         this.invalid.delete(key);
+        this.refused.delete(key);
         const probed = this.probed.get(key);
         if (!probed) return;
         clearTimeout(probed.timer);
@@ -245,17 +263,17 @@ export class HealthProber {
         this.deps.events.record(eventObject(written.workload), ready ? 'Normal' : 'Warning', ready ? 'ProbeSucceeded' : 'ProbeFailed', `${ready ? 'Ready' : 'not Ready'}: ${what}`);
     }
 
-    private reportInvalid(key: string, workload: WorkloadMeta, message: string): void {
-        if (this.invalid.get(key) !== message) {
-            this.deps.events.record(eventObject(workload), 'Warning', 'InvalidProbe', message);
-        }
-        this.invalid.set(key, message);
+    /** One Warning Event per workload and message: a resync or an unrelated change repeats nothing. */
+    private report(reported: Map<string, string>, reason: string, key: string, workload: WorkloadMeta, message: string): void {
+        if (reported.get(key) !== message) this.deps.events.record(eventObject(workload), 'Warning', reason, message);
+        reported.set(key, message);
         this.updateGauges();
     }
 
     private updateGauges(): void {
         this.deps.metrics.probedWorkloads.set(this.probed.size);
         this.deps.metrics.invalidProbes.set(this.invalid.size);
+        this.deps.metrics.refusedProbes.set(this.refused.size);
     }
 }
 
