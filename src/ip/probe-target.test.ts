@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseProbeAllowCidrs, probeTarget, type ProbeCidr, type ProbeRefusal } from './probe-target.js';
+import { parseProbeAllowCidrs, probeTarget, refusedTargets, type ProbeCidr, type ProbeRefusal } from './probe-target.js';
 
 function cidrs(text: string): ProbeCidr[] {
     const parsed = parseProbeAllowCidrs(text);
@@ -46,9 +46,13 @@ describe('probeTarget: where a probe may connect', () => {
 
     it('gives the canonical address it allows', () => assert.deepEqual(probeTarget('2001:DB8:0::1'), { allowed: true, address: '2001:db8::1' }));
 
-    it('says why and how to allow it', () => {
+    it('says why, and how to allow it', () => {
         const verdict = probeTarget('169.254.169.254');
-        assert.equal(!verdict.allowed && verdict.why, '169.254.169.254 is a link-local address; probes never go to loopback, link-local, unspecified, multicast or cloud metadata addresses unless --probe-allow-cidrs lists them');
+        assert.equal(!verdict.allowed && verdict.why, '169.254.169.254 is a link-local address');
+        assert.equal(
+            refusedTargets([verdict, probeTarget('127.0.0.1')]),
+            '169.254.169.254 is a link-local address, 127.0.0.1 is a loopback address: probes never go to loopback, link-local, unspecified, multicast or cloud metadata addresses unless --probe-allow-cidrs lists them',
+        );
     });
 
     it('allows what --probe-allow-cidrs lists, and only that', () => {

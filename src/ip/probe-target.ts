@@ -76,11 +76,13 @@ export function probeTarget(text: string, allow: readonly ProbeCidr[] = []): Pro
     if (allow.some((cidr) => cidr.range[0].kind() === ip.kind() && ip.match(cidr.range))) return { allowed: true, address: parsed.address };
     const reason = refusalOf(ip);
     if (reason === undefined) return { allowed: true, address: parsed.address };
-    return {
-        allowed: false,
-        reason,
-        why: `${parsed.address} is ${DESCRIPTION[reason]}; probes never go to loopback, link-local, unspecified, multicast or cloud metadata addresses unless --probe-allow-cidrs lists them`,
-    };
+    return { allowed: false, reason, why: `${parsed.address} is ${DESCRIPTION[reason]}` };
+}
+
+/** The sentence for a target with no address a probe may go to: each address's reason, then the rule once. */
+export function refusedTargets(verdicts: readonly ProbeTargetVerdict[]): string {
+    const whys = verdicts.flatMap((v) => (v.allowed ? [] : [v.why]));
+    return `${whys.join(', ')}: probes never go to loopback, link-local, unspecified, multicast or cloud metadata addresses unless --probe-allow-cidrs lists them`;
 }
 
 function refusalOf(ip: ipaddr.IPv4 | ipaddr.IPv6): Exclude<ProbeRefusal, 'invalid'> | undefined {

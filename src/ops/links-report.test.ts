@@ -28,12 +28,16 @@ describe('status: what each Link serves', () => {
         assert.equal(report.gatewayPort, 4143);
     });
 
-    it('reads the probe state from the latest GatewayDown/GatewayAlive Event of this Link', () => {
+    it('reads the probe state from the latest GatewayDown/GatewayAlive/GatewayProbeRefused/GatewayProbeTarget Event of this Link', () => {
         const cases: Array<[string, ReturnType<typeof probeEvent>[], string, string | undefined]> = [
             ['no Event: alive, as Linkerd starts every gateway', [], 'alive', undefined],
             ['down, then alive', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:05Z')], 'alive', '2026-01-01T00:00:05Z'],
             ['alive, then down', [probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayDown', '2026-01-01T00:00:05Z')], 'down', '2026-01-01T00:00:05Z'],
             ['both in one second: the later write wins', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z', '20'), probeEvent('east', 'GatewayAlive', '2026-01-01T00:00:01Z', '9')], 'down', '2026-01-01T00:00:01Z'],
+            ['every address refused: not probed', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayProbeRefused', '2026-01-01T00:00:05Z')], 'not-probed', '2026-01-01T00:00:05Z'],
+            ['refused, then probed again: alive', [probeEvent('east', 'GatewayProbeRefused', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayProbeTarget', '2026-01-01T00:00:05Z')], 'alive', undefined],
+            ['down, refused, probed again: down until a probe passes', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayProbeRefused', '2026-01-01T00:00:03Z'), probeEvent('east', 'GatewayProbeTarget', '2026-01-01T00:00:05Z')], 'down', '2026-01-01T00:00:01Z'],
+            ['down, then a new target: still down', [probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayProbeTarget', '2026-01-01T00:00:05Z')], 'down', '2026-01-01T00:00:01Z'],
             ['Events of another Link, or of a deleted Link of the same name, do not count', [probeEvent('west', 'GatewayDown', '2026-01-01T00:00:01Z'), probeEvent('east', 'GatewayDown', '2026-01-01T00:00:01Z', '1', 'uid-old')], 'alive', undefined],
         ];
         for (const [what, events, state, since] of cases) {

@@ -9,7 +9,7 @@ import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/link.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
-import { PROBE_REFUSED_REASON, PROBE_SENT_REASON } from '../servicemirror/gateway-events.js';
+import { PROBE_REFUSED_REASON, PROBE_TARGET_REASON } from '../servicemirror/gateway-events.js';
 import { remoteServiceName } from '../servicemirror/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
 import { rfc3339 } from '../time/format.js';
@@ -150,17 +150,21 @@ function gatewayNames(link: Link): GatewayNameStatus[] {
 
 function probeState(link: Link, events: readonly LinkEventObject[]): ProbeState {
     if (link.probe === null) return { state: 'not-probed' };
-    const latest = events
+    const ofThisLink = events
         .filter((e) => e.involvedObject?.kind === 'Link' && e.involvedObject.name === link.metadata.name)
         .filter((e) => link.metadata.uid === undefined || e.involvedObject?.uid === undefined || e.involvedObject.uid === link.metadata.uid)
-        .filter((e) => [PROBE_DOWN_REASON, PROBE_ALIVE_REASON, PROBE_REFUSED_REASON, PROBE_SENT_REASON].includes(e.reason ?? ''))
-        .sort(byEventTime)
-        .at(-1);
+        .sort(byEventTime);
+    const latestOf = (reasons: string[]) => ofThisLink.filter((e) => reasons.includes(e.reason ?? '')).at(-1);
     const spec = { ...link.probe };
+    // A GatewayProbeTarget after a refusal means the gateway is probed again; it says nothing of liveness.
+    const latestTarget = latestOf([PROBE_REFUSED_REASON, PROBE_TARGET_REASON]);
+    const liveness = latestOf([PROBE_DOWN_REASON, PROBE_ALIVE_REASON]);
+    if (latestTarget?.reason === PROBE_REFUSED_REASON && (!liveness || byEventTime(liveness, latestTarget) < 0)) {
+        return { state: 'not-probed', since: eventTime(latestTarget), detail: latestTarget.message ?? '', spec };
+    }
     // Linkerd starts every gateway alive: until a probe fails three times in a row, it is.
-    if (!latest) return { state: 'alive', spec };
-    const state = latest.reason === PROBE_DOWN_REASON ? 'down' : latest.reason === PROBE_REFUSED_REASON ? 'not-probed' : 'alive';
-    return { state, since: eventTime(latest), detail: latest.message ?? '', spec };
+    if (!liveness) return { state: 'alive', spec };
+    return { state: liveness.reason === PROBE_DOWN_REASON ? 'down' : 'alive', since: eventTime(liveness), detail: liveness.message ?? '', spec };
 }
 
 function eventTime(event: LinkEventObject): string {

@@ -80,6 +80,6 @@ export function mirrorSlice(ns: string, name: string, service: string, ready: bo
     };
 }
 
-export function probeEvent(link: string, reason: 'GatewayDown' | 'GatewayAlive', at: string, resourceVersion = '1', uid = `uid-${link}`): LinkEventObject {
+export function probeEvent(link: string, reason: 'GatewayDown' | 'GatewayAlive' | 'GatewayProbeRefused' | 'GatewayProbeTarget', at: string, resourceVersion = '1', uid = `uid-${link}`): LinkEventObject {
     return { metadata: { resourceVersion }, involvedObject: { kind: 'Link', name: link, uid }, reason, message: `${reason} message`, lastTimestamp: at };
 }

@@ -116,10 +116,14 @@ export function probeRefusedEvent(why: string): LinkEvent {
     };
 }
 
-/** A probe is sent again after GatewayProbeRefused: the gateway is probed from now on. */
-export function probeAllowedEvent(): LinkEvent {
-    return { type: 'Normal', reason: PROBE_SENT_REASON, message: 'gateway probe sent again: the gateway has an address probes may go to' };
+/**
+ * Where the gateway probe goes, told when it starts going somewhere new (and not with
+ * --probe-address-override, the operator's own choice): the controller connects there from
+ * inside the cluster, and a GatewayProbeRefused told earlier no longer holds.
+ */
+export function probeTargetEvent(url: string): LinkEvent {
+    return { type: 'Normal', reason: PROBE_TARGET_REASON, message: `gateway probes go to ${url}` };
 }
 
 export const PROBE_REFUSED_REASON = 'GatewayProbeRefused';
-export const PROBE_SENT_REASON = 'GatewayProbeSent';
+export const PROBE_TARGET_REASON = 'GatewayProbeTarget';

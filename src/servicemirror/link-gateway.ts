@@ -11,11 +11,11 @@ import { newerSeed, seedNameState, type GatewayNameStatus } from '../dns/resolut
 import { GatewayResolver } from '../dns/resolver.js';
 import type { Logger } from '../kube/log.js';
 import type { GatewayAddress } from './endpoints.js';
-import { GatewayReports, probeAllowedEvent, probeEvent, probeRefusedEvent, type LinkEvent } from './gateway-events.js';
+import { GatewayReports, probeEvent, probeRefusedEvent, probeTargetEvent, type LinkEvent } from './gateway-events.js';
 import type { Link } from './link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
-import type { ProbeAddressOverride } from '../net/probe.js';
+import { hostPort, type ProbeAddressOverride } from '../net/probe.js';
 import { ProbeWorker } from './probe.js';
 
 export interface LinkGatewayDeps {
@@ -55,8 +55,8 @@ export class LinkGateway {
     private resolver: GatewayResolver | undefined;
     private probe: ProbeWorker | undefined;
     private readonly reports = new GatewayReports();
-    /** Why the probe last sent nothing (every address refused), until a probe is sent again; outlives a restarted probe. */
-    private probeRefused: string | undefined;
+    /** Where probes go, or why they may go nowhere, as last told in an Event; outlives a restarted probe. */
+    private probeTargetTold: string | undefined;
     /** What the mirrors got when `changed` was last called. */
     private told: string | undefined;
 
@@ -167,12 +167,14 @@ export class LinkGateway {
                 const all = this.addresses(['IPv4', 'IPv6'], Date.now());
                 return [...all.filter((a) => a.ready), ...all.filter((a) => !a.ready)].map((a) => a.address).concat(this.unpublishedIPs);
             },
-            onRefused: (why) => {
-                if (why !== undefined) this.deps.metrics.probes.inc({ ...labels, result: 'refused' });
-                if (why === this.probeRefused) return;
-                this.probeRefused = why;
-                this.deps.event(why === undefined ? probeAllowedEvent() : probeRefusedEvent(why));
-                if (why !== undefined) this.deps.metrics.gatewayAlive.set(labels, 1);
+            onTarget: (target) => {
+                if ('refused' in target) this.deps.metrics.probes.inc({ ...labels, result: 'refused' });
+                const told = 'refused' in target ? target.refused : `http://${hostPort(target.address, link.probe!.port)}${link.probe!.path}`;
+                if (told === this.probeTargetTold) return;
+                this.probeTargetTold = told;
+                if (!('refused' in target)) return this.deps.event(probeTargetEvent(told));
+                this.deps.event(probeRefusedEvent(target.refused));
+                this.deps.metrics.gatewayAlive.set(labels, 1);
                 this.tell();
             },
             onResult: (result) => {

@@ -93,7 +93,7 @@ describe('gateway probe', () => {
             targets: () => ['169.254.169.254', 'fd00:ec2::254', '127.0.0.1', 'fe80::1', '0.0.0.0'],
             send,
             onLiveness: () => assert.fail('no liveness without a probe'),
-            onRefused: (why) => refusals.push(why),
+            onTarget: (target) => refusals.push('refused' in target ? target.refused : undefined),
         });
         worker.start();
         await waitFor(() => refusals.length >= 3);
@@ -101,7 +101,7 @@ describe('gateway probe', () => {
         assert.deepEqual(sent, []);
         assert.equal(worker.alive, true);
         assert.equal(new Set(refusals).size, 1, 'the same reason every round');
-        assert.match(refusals[0]!, /^169\.254\.169\.254 is a link-local address; .*; fd00:ec2::254 is a cloud metadata address; .*; 127\.0\.0\.1 is a loopback address; .*; fe80::1 is a link-local address; .*; 0\.0\.0\.0 is an unspecified address; /);
+        assert.match(refusals[0]!, /^169\.254\.169\.254 is a link-local address, fd00:ec2::254 is a cloud metadata address, 127\.0\.0\.1 is a loopback address, fe80::1 is a link-local address, 0\.0\.0\.0 is an unspecified address: probes never go to /);
     });
 
     it('probes the first address it may, and a loopback gateway only when --probe-allow-cidrs lists it', async () => {
@@ -119,7 +119,7 @@ describe('gateway probe', () => {
         const results: ProbeResult[] = [];
         const allow = parseProbeAllowCidrs('127.0.0.0/8');
         assert.ok(allow.ok);
-        const allowed = new ProbeWorker({ probe, targets: () => ['127.0.0.1'], allowCidrs: allow.cidrs, send: recording, onResult: (r) => results.push(r), onLiveness: () => {}, onRefused: (why) => assert.equal(why, undefined) });
+        const allowed = new ProbeWorker({ probe, targets: () => ['127.0.0.1'], allowCidrs: allow.cidrs, send: recording, onResult: (r) => results.push(r), onLiveness: () => {}, onTarget: (target) => assert.deepEqual(target, { address: '127.0.0.1' }) });
         allowed.start();
         await waitFor(() => results.length > 0);
         await allowed.stop();
@@ -136,7 +136,7 @@ describe('gateway probe', () => {
             targets: () => targets,
             send: async () => ({ ok: false, latencyMs: 0, detail: 'down' }),
             onLiveness: (alive) => changes.push(alive),
-            onRefused: (why) => void (why !== undefined && refused++),
+            onTarget: (target) => void ('refused' in target && refused++),
         });
         worker.start();
         await waitFor(() => changes.length === 1);

@@ -10,8 +10,8 @@
 // no probe ever leaves the machine. Whoever writes a Link chooses its gateway addresses, so
 // a gateway whose every address is refused (loopback, link-local, cloud metadata, unless
 // --probe-allow-cidrs lists it) is not probed at all: nothing is sent, it counts as alive, as
-// a Link without a probe does, and onRefused says why.
-import { probeTarget, type ProbeCidr } from '../ip/probe-target.js';
+// a Link without a probe does, and onTarget says why.
+import { probeTarget, refusedTargets, type ProbeCidr } from '../ip/probe-target.js';
 import { probeHttp, type ProbeAddressOverride, type ProbeResult } from '../net/probe.js';
 import type { LinkProbe } from './link.js';
 
@@ -29,8 +29,11 @@ export interface ProbeWorkerOptions {
     allowCidrs?: readonly ProbeCidr[];
     onResult?: (result: ProbeResult) => void;
     onLiveness: (alive: boolean, detail: string) => void;
-    /** Each round with addresses: why none may be probed (nothing was sent), or undefined when one was. */
-    onRefused?: (why: string | undefined) => void;
+    /**
+     * Each round with addresses, without an override: the address probed, or why none may be
+     * (nothing is sent then).
+     */
+    onTarget?: (target: { address: string } | { refused: string }) => void;
     /** One probe; probeOnce unless a test watches what is sent. */
     send?: typeof probeOnce;
     random?: () => number;
@@ -97,13 +100,13 @@ export class ProbeWorker {
         const verdicts = targets.map((address) => probeTarget(address, this.opts.allowCidrs));
         const allowed = verdicts.find((v) => v.allowed);
         if (allowed?.allowed) {
-            this.opts.onRefused?.(undefined);
+            this.opts.onTarget?.({ address: allowed.address });
             return allowed.address;
         }
         // Not probed counts as alive, as for a Link without a probe: its failures start over.
         this.failures = 0;
         this.isAlive = true;
-        this.opts.onRefused?.(verdicts.map((v) => !v.allowed && v.why).join('; '));
+        this.opts.onTarget?.({ refused: refusedTargets(verdicts) });
         return undefined;
     }
 

@@ -23,7 +23,7 @@ import type { Logger } from '../../kube/log.js';
 import { controllerRateLimiter } from '../../kube/ratelimit.js';
 import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { TimeSlicer } from '../../kube/yielding.js';
-import { probeTarget, type ProbeCidr } from '../../ip/probe-target.js';
+import { probeTarget, refusedTargets, type ProbeCidr } from '../../ip/probe-target.js';
 import { probeHttp, probeTcp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
 import type { CachedWorkload, CompactWorkload, WorkloadMeta } from '../compact.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND } from '../types.js';
@@ -189,7 +189,7 @@ export class HealthProber {
         if (host === undefined) {
             const verdicts = own.map((address) => probeTarget(address, this.deps.options.allowCidrs));
             const allowed = verdicts.find((v) => v.allowed);
-            if (!allowed) return { kind: 'refused', message: `not probed, its Ready condition is left as it is: ${verdicts.map((v) => !v.allowed && v.why).join('; ')}` };
+            if (!allowed) return { kind: 'refused', message: `not probed, its Ready condition is left as it is: ${refusedTargets(verdicts)}` };
             host = allowed.address;
         }
         const port = override?.port ?? probe.spec.target.port;
