@@ -26,6 +26,8 @@ interface Flags extends ControllerFlags {
     excludedAnnotations: string[];
     allowKubeconfigExec: boolean;
     allowInsecureRemoteTls: boolean;
+    mcs: boolean;
+    clusterName?: string;
 }
 
 /** What Linkerd's chart passes its local service mirror (its flag's own default is the bare key). */
@@ -94,7 +96,13 @@ data, token, client certificate and key data). exec, auth-provider, tokenFile, f
 proxy-url, insecure-skip-tls-verify and http:// servers are refused: the Link gets
 RemoteCredentialsValid=False naming the field and a Warning Event, and is not served; every
 other Link goes on. --allow-kubeconfig-exec and --allow-insecure-remote-tls loosen this, each
-at the risk its help states. Redirects from a remote apiserver are never followed.`;
+at the risk its help states. Redirects from a remote apiserver are never followed.
+
+The Multi-Cluster Services API (KEP-1645; docs/mcs.md): a ServiceExport here or in a cluster a
+Link points at becomes a ServiceImport here, with a derived Service derived-<hash> (its
+ClusterIP is the import's) and EndpointSlices per source cluster: the remote's gateway, or its
+own endpoints for a Link without a gateway, and this cluster's own. Needs this cluster's name:
+--cluster-name, else the ClusterProperty cluster.clusterset.k8s.io. --mcs=false turns it off.`;
 
 export function serviceMirrorCommand(program: Command): void {
     const command = program
@@ -134,6 +142,8 @@ export function serviceMirrorCommand(program: Command): void {
             boolFlag,
             false,
         )
+        .option('--mcs [bool]', 'serve the Multi-Cluster Services API (ServiceExport, ServiceImport) whenever its CRDs are installed', boolFlag, true)
+        .option('--cluster-name <name>', "this cluster's name in the clusterset (default: the ClusterProperty cluster.clusterset.k8s.io)")
         .addHelpText('after', HELP)
         .action((flags: Flags) => run(flags).catch(fail));
 }
@@ -155,6 +165,7 @@ async function run(flags: Flags): Promise<void> {
             credentialsPolicy: { allowExec: flags.allowKubeconfigExec, allowInsecureTls: flags.allowInsecureRemoteTls },
             enableHeadlessServices: flags.enableHeadlessServices,
             enableNamespaceCreation: flags.enableNamespaceCreation,
+            mcs: flags.mcs ? { clusterName: flags.clusterName } : undefined,
             localFederation: {
                 selector: flags.federatedServiceSelector,
                 excludedLabels: flags.excludedLabels,

@@ -19,6 +19,11 @@ export interface Runnable {
     name: string;
     /** Caches that must be synced before /readyz is ok and before this controller leads. */
     informers: Informer<KubeObject>[];
+    /**
+     * Caches started and stopped with the others that neither /readyz nor leading waits for: those
+     * of an optional API (a CRD that may be installed later), which the controller checks itself.
+     */
+    optionalInformers?: Informer<KubeObject>[];
     /** This replica became the writer: reconcile everything from scratch. */
     startLeading(): void;
     /** Leadership lost or shutting down: stop taking work, finish the item in hand. */
@@ -107,7 +112,7 @@ export class Manager {
                 // carried, watches included (Informer.requestsUnansweredSince). Lease calls have a
                 // client of their own, but it reaches the same apiserver as the informers.
                 onUnanswered: (since) => {
-                    for (const informer of this.informers()) informer.requestsUnansweredSince(since);
+                    for (const informer of [...this.informers(), ...this.optionalInformers()]) informer.requestsUnansweredSince(since);
                 },
             });
         }
@@ -133,6 +138,10 @@ export class Manager {
         return new Set(this.runnables.flatMap((r) => r.informers));
     }
 
+    private optionalInformers(): Set<Informer<KubeObject>> {
+        return new Set(this.runnables.flatMap((r) => r.optionalInformers ?? []));
+    }
+
     /** Why /readyz fails: the caches not yet synced, and what keeps them (a missing CRD); a service not serving. */
     notReady(): string | undefined {
         const services = this.services.filter((s) => !s.ready()).map((s) => `${s.name} not serving`);
@@ -149,7 +158,7 @@ export class Manager {
         }
         await Promise.all(this.services.map((s) => s.start()));
         const informers = this.informers();
-        for (const informer of informers) informer.start();
+        for (const informer of [...informers, ...this.optionalInformers()]) informer.start();
         // The Lease is sought while the caches fill (kube-controller-manager holds its Lease before it
         // even starts its informers; controller-runtime waits for its caches first): its
         // round trips then overlap the lists instead of following them. Work starts once both are done.
@@ -199,7 +208,7 @@ export class Manager {
                 await drained;
             }
             await this.elector?.stop();
-            const informers = new Set(this.runnables.flatMap((r) => r.informers));
+            const informers = new Set(this.runnables.flatMap((r) => [...r.informers, ...(r.optionalInformers ?? [])]));
             await Promise.all([...informers].map((i) => i.stop()));
             await Promise.all(this.services.map((s) => s.stop()));
             await this.admin?.stop();

@@ -51,6 +51,13 @@ export function compactService(obj: KubeObject, role: ServiceRole, shared: Share
     if (from.ipFamilies) spec.ipFamilies = shared.object(from.ipFamilies);
     if (from.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = shared.text(from.ipFamilyPolicy);
     if (from.selector && role === 'mirror') spec.selector = from.selector;
+    // What an MCS export carries into its ServiceImport (mcs/resolve.ts), and compares across clusters.
+    if (role === 'source') {
+        if (from.sessionAffinity !== undefined) spec.sessionAffinity = shared.text(from.sessionAffinity);
+        if (from.sessionAffinityConfig) spec.sessionAffinityConfig = shared.object(from.sessionAffinityConfig);
+        if (from.internalTrafficPolicy !== undefined) spec.internalTrafficPolicy = shared.text(from.internalTrafficPolicy);
+        if (from.trafficDistribution !== undefined) spec.trafficDistribution = shared.text(from.trafficDistribution);
+    }
     return { apiVersion: text(svc.apiVersion), kind: text(svc.kind), metadata, spec };
 }
 
@@ -103,5 +110,7 @@ export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: 
         return endpoint;
     });
     if (slice.ports) compact.ports = shared.object(slice.ports.map((port) => shared.object({ ...port })));
+    // The MCS import copies a flat-network remote's endpoints by family.
+    if (slice.addressType) compact.addressType = shared.text(slice.addressType);
     return compact;
 }

@@ -31,6 +31,7 @@ import { FederationController } from './federation-controller.js';
 import type { LinkEvent } from './gateway-events.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './mirror.js';
 import { MirrorSync } from './mirror-sync.js';
+import { McsController, type McsLinkMember } from './mcs/controller.js';
 import type { RemoteWatch } from './remote-watch.js';
 import { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
@@ -72,6 +73,11 @@ export interface ServiceMirrorOptions extends ControllerDeps {
      * labels and annotations minus the excluded ones. Absent or an empty selector: no local member.
      */
     localFederation?: { selector: LabelSelector; excludedLabels: string[]; excludedAnnotations: string[] };
+    /**
+     * The Multi-Cluster Services API (mcs/): served whenever its CRDs are installed, unless this
+     * is absent (--mcs=false). `clusterName` is --cluster-name; without it the ClusterProperty names us.
+     */
+    mcs?: { clusterName?: string; membershipPollMs?: number };
 }
 
 type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName?: unknown; clusterCredentialsSecret?: unknown } };
@@ -87,6 +93,10 @@ export class ServiceMirrorController implements Runnable {
     readonly localMembers: Informer<V1Service & KubeObject> | undefined;
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
+    /** The MCS API's caches: its CRDs may be installed later, so nothing waits for them. */
+    readonly optionalInformers: Informer<KubeObject>[];
+    /** The MCS controller, unless --mcs=false. */
+    readonly mcs: McsController | undefined;
     readonly metrics: ServiceMirrorMetrics;
     readonly policy: DnsPolicy;
     private readonly mirrors: MirrorSync;
@@ -149,6 +159,21 @@ export class ServiceMirrorController implements Runnable {
                   })
                 : undefined;
         this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets, ...(this.localMembers ? [this.localMembers] : [])];
+        this.mcs = opts.mcs
+            ? new McsController({
+                  rest: opts.rest,
+                  logger: this.log,
+                  events: opts.events,
+                  isLeader: opts.isLeader,
+                  queueMetrics: opts.queueMetrics,
+                  clusterName: opts.mcs.clusterName,
+                  linkMembers: () => this.mcsMembers(),
+                  maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
+                  resyncMs: opts.resyncMs,
+                  membershipPollMs: opts.mcs.membershipPollMs,
+              })
+            : undefined;
+        this.optionalInformers = this.mcs?.informers ?? [];
         this.mirrors = new MirrorSync({
             rest: opts.rest,
             owner: this.slices,
@@ -221,6 +246,20 @@ export class ServiceMirrorController implements Runnable {
         this.namespaces.on({ add: (ns) => this.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!)) });
     }
 
+    /** The clusters the Links point at, each with its remote once MCS can read it. */
+    private mcsMembers(): McsLinkMember[] {
+        const members = new Map<string, McsLinkMember>();
+        for (const obj of this.links.store.list()) {
+            const cluster = obj.spec?.targetClusterName;
+            if (typeof cluster !== 'string' || cluster === '') continue;
+            const controller = this.controllers.get(obj.metadata!.name!);
+            const remote = controller?.servedCluster === cluster ? controller.mcsRemote : undefined;
+            // Two Links naming one cluster: the one being served speaks for it.
+            if (!members.get(cluster)?.remote) members.set(cluster, { cluster, remote });
+        }
+        return [...members.values()];
+    }
+
     private servingCluster(cluster: string): LinkController | undefined {
         return [...this.controllers.values()].find((c) => c.servedCluster === cluster);
     }
@@ -242,6 +281,7 @@ export class ServiceMirrorController implements Runnable {
         }
         this.queue.start(names);
         this.federation.start();
+        this.mcs?.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a
         // mirror given up on after its retries comes back.
         if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
@@ -250,7 +290,7 @@ export class ServiceMirrorController implements Runnable {
     /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
         clearInterval(this.resyncTimer);
-        await Promise.all([this.queue.stop(), this.federation.stop()]);
+        await Promise.all([this.queue.stop(), this.federation.stop(), this.mcs?.stop()]);
         const controllers = [...this.controllers.values()];
         this.controllers.clear();
         await Promise.all(controllers.map((c) => c.stop()));
@@ -307,6 +347,7 @@ export class ServiceMirrorController implements Runnable {
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,
             federation: this.federation,
+            mcs: this.mcs,
             gatewayMemory: {
                 remembered: () => this.gatewayMemory.get(name),
                 remember: (states) => this.gatewayMemory.set(name, states),

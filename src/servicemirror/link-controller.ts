@@ -37,6 +37,7 @@ import { LinkGateway, type LinkGatewayDeps } from './link-gateway.js';
 import { LinkSetupError, RemoteWatch } from './remote-watch.js';
 import type { CredentialsProblem } from './credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
+import type { McsController, McsRemote } from './mcs/controller.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
 export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
@@ -91,6 +92,8 @@ export interface LinkControllerDeps {
     workers: number;
     /** Told of this Link's remote Services: federated Services span Links. */
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
+    /** Told of this Link's remote ServiceExports, Services and gateway, when MCS is served. */
+    mcs?: Pick<McsController, 'remoteChanged' | 'clusterChanged'>;
     /** The gateway names' states this process kept from its last term (see LinkGateway). */
     gatewayMemory?: Pick<LinkGatewayDeps, 'remembered' | 'remember'>;
 }
@@ -176,6 +179,20 @@ export class LinkController {
     }
 
     /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
+    /** The remote as the MCS controller reads it, once its caches, gateway and exports can be trusted. */
+    get mcsRemote(): McsRemote | undefined {
+        const [link, remote] = [this.link, this.remote];
+        if (!link || !remote?.exports || !this.ready || !remote.exportsKnown) return undefined;
+        return {
+            link,
+            services: remote.services.store,
+            slices: remote.slices.store,
+            exports: remote.exports.store,
+            gatewayAddresses: (families, now) => this.gateway.addresses(families, now),
+            gatewayAlive: this.gateway.alive,
+        };
+    }
+
     get ready(): boolean {
         return (this.remote?.synced ?? false) && this.gateway.settled;
     }
@@ -220,7 +237,9 @@ export class LinkController {
                 log: logFn(this.log),
                 resyncMs: this.deps.resyncMs,
                 newRemoteRest: this.deps.newRemoteRest,
-                hostnames: this.deps.enableHeadlessServices,
+                // A flat network's MCS import copies the remote's own endpoints.
+                hostnames: this.deps.enableHeadlessServices || (this.deps.mcs !== undefined && link.gateway === null),
+                serviceExports: this.deps.mcs !== undefined,
                 credentialsPolicy: this.deps.credentialsPolicy,
             });
         } catch (err) {
@@ -280,7 +299,10 @@ export class LinkController {
             serviceChanged: (namespace: string, name: string) => {
                 this.add({ kind: 'mirror', namespace, name });
                 if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
+                this.deps.mcs?.remoteChanged(this.mcsRemote, namespace, name);
             },
+            exportChanged: (namespace: string, name: string) => this.deps.mcs?.remoteChanged(this.mcsRemote, namespace, name),
+            exportsSynced: () => this.deps.mcs?.clusterChanged(),
             synced: () => {
                 if (!this.remoteHealth) {
                     this.remoteHealth = { readable: true, since: Date.now() };
@@ -318,7 +340,10 @@ export class LinkController {
      * mirror, each time the name started or stopped failing (frequent on a loaded machine).
      */
     private onGatewayChanged(mirrorsChanged: boolean): void {
-        if (mirrorsChanged) this.enqueueMirrors(false);
+        if (mirrorsChanged) {
+            this.enqueueMirrors(false);
+            this.deps.mcs?.clusterChanged();
+        }
         this.queueStatus();
         this.maybeReady();
     }
@@ -327,6 +352,7 @@ export class LinkController {
         if (this.toldReady || !this.ready) return;
         this.toldReady = true;
         this.enqueueMirrors(true);
+        this.deps.mcs?.clusterChanged();
     }
 
     /** Queues every mirror of the Link (all), or those the gateway's addresses feed. */
@@ -442,6 +468,7 @@ export class LinkController {
         await remote.stop();
         // Its federated members are kept while it restarts, dropped if the Link is gone.
         this.deps.federation?.linkStopped();
+        this.deps.mcs?.clusterChanged();
     }
 
     /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */

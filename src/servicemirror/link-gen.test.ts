@@ -103,11 +103,12 @@ describe('link generation from the remote gateway Service', () => {
         assert.equal(kc.users[0].user.token, 'tok');
     });
 
-    it('grants the remote ServiceAccount only get, list and watch of Services and EndpointSlices', () => {
+    it('grants the remote ServiceAccount only get, list and watch of Services, EndpointSlices and ServiceExports', () => {
         const { clusterRole, clusterRoleBinding } = remoteAccessObjects('mc');
         assert.deepEqual(clusterRole.rules, [
             { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
             { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+            { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports'], verbs: ['get', 'list', 'watch'] },
         ]);
         assert.deepEqual(clusterRoleBinding.subjects, [{ kind: 'ServiceAccount', name: 'mesh-endpoints-service-mirror-remote-access', namespace: 'mc' }]);
     });

@@ -148,7 +148,8 @@ export function remoteKubeconfig(input: RemoteKubeconfigInput): string {
 
 /**
  * Read-only access to what the service mirror watches on the remote cluster: Services (what
- * is exported) and EndpointSlices (whether it has ready endpoints). Nothing else, no writes.
+ * is exported), EndpointSlices (whether it has ready endpoints) and ServiceExports (what the
+ * remote exports to the MCS clusterset). Nothing else, no writes.
  */
 export function remoteAccessObjects(namespace: string) {
     return {
@@ -160,6 +161,7 @@ export function remoteAccessObjects(namespace: string) {
             rules: [
                 { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
                 { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+                { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports'], verbs: ['get', 'list', 'watch'] },
             ],
         },
         clusterRoleBinding: {

@@ -13,6 +13,8 @@ import { compactRemoteSlice, compactService, type CachedRemoteSlice, type Cached
 import { STRICT_POLICY, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from './link.js';
+import { compactExport } from './mcs/cache.js';
+import { ServiceExports, type ServiceExport } from './mcs/types.js';
 
 export interface RemoteWatchHooks {
     /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
@@ -24,6 +26,10 @@ export interface RemoteWatchHooks {
      * (undefined). The informers retry with backoff and keep their caches meanwhile.
      */
     health(error: string | undefined): void;
+    /** A remote ServiceExport changed (only with `serviceExports`, once its cache synced). */
+    exportChanged?(namespace: string, name: string): void;
+    /** The remote's ServiceExports were listed. */
+    exportsSynced?(): void;
 }
 
 /** The Link cannot be served as written: its credentials are missing, unusable or refused. */
@@ -48,11 +54,15 @@ export interface RemoteWatchOptions {
     hostnames?: boolean;
     /** What the credentials kubeconfig may hold beyond inline material (strict when absent). */
     credentialsPolicy?: KubeconfigPolicy;
+    /** MCS is served: the remote's ServiceExports are watched too (their CRD may be missing there). */
+    serviceExports?: boolean;
 }
 
 export class RemoteWatch {
     readonly services: Informer<RemoteService>;
     readonly slices: Informer<RemoteSlice>;
+    /** The remote's ServiceExports, when MCS is served; not part of `synced` (see exportsKnown). */
+    readonly exports: Informer<ServiceExport> | undefined;
     private stopped = false;
     private cachesSynced = false;
 
@@ -92,6 +102,9 @@ export class RemoteWatch {
             unchanged: sameButResourceVersion,
         });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
+        if (opts.serviceExports) {
+            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, resyncMs, log, transform: compactExport });
+        }
         this.registerHandlers();
     }
 
@@ -110,6 +123,10 @@ export class RemoteWatch {
         const watch = new RemoteWatch(specKey, remote, hooks, opts);
         watch.services.start();
         watch.slices.start();
+        watch.exports?.start();
+        void watch.exports?.synced.then(() => {
+            if (!watch.stopped) hooks.exportsSynced?.();
+        });
         void Promise.all([watch.services.synced, watch.slices.synced]).then(() => {
             watch.cachesSynced = true;
             if (!watch.stopped) hooks.synced();
@@ -119,6 +136,11 @@ export class RemoteWatch {
 
     get synced(): boolean {
         return this.cachesSynced;
+    }
+
+    /** Whether the remote's exports are known: listed, or the remote does not serve the API (no CRD: none). */
+    get exportsKnown(): boolean {
+        return this.exports !== undefined && (this.exports.hasSynced() || this.exports.problem() !== undefined);
     }
 
     private registerHandlers(): void {
@@ -134,11 +156,13 @@ export class RemoteWatch {
             }
         };
         this.slices.on({ add: slice, update: (_, s) => slice(s), delete: slice });
+        const exported = (e: ServiceExport) => this.hooks.exportChanged?.(e.metadata!.namespace!, e.metadata!.name!);
+        this.exports?.on({ add: exported, update: (_, e) => exported(e), delete: exported });
     }
 
     async stop(): Promise<void> {
         this.stopped = true;
-        await Promise.all([this.services.stop(), this.slices.stop()]);
+        await Promise.all([this.services.stop(), this.slices.stop(), this.exports?.stop()]);
         this.remote.close();
     }
 }

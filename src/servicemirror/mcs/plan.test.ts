@@ -313,6 +313,18 @@ describe('planImport: unexport, leaving, restarts', () => {
         assert.equal(plan.import.action, 'none');
     });
 
+    it('while a listed cluster is unknown, the import and the conflicts wait for it (a restart flips no winner)', () => {
+        const members = [local(exported('2026-01-01T00:00:00Z')), remote(exported('2026-01-02T00:00:00Z'), service({ clusterIP: 'None' }))];
+        const { state } = converge(members);
+        assert.equal(state.existingImport?.spec?.type, 'ClusterSetIP');
+        const plan = planImport(input([{ ...local(undefined), known: false }, members[1]!], state));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.equal(plan.importStatus, undefined);
+        assert.equal(plan.exportConditions.size, 0);
+        assert.deepEqual(plan.slices.deletes, []);
+    });
+
     it('only unknown clusters export it: nothing is deleted', () => {
         const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
         const plan = planImport(input([local(undefined), remote(undefined, undefined, { known: false })], state));

@@ -90,7 +90,12 @@ export function planImport(input: ImportPlanInput): ImportPlan {
     };
     const resolution = exporters.length > 0 ? resolveImport(exporters) : undefined;
     const imported = resolution !== undefined || pending.length > 0;
+    // A cluster the import lists cannot be read yet (a restart, its Link's watch starting): the
+    // import and the conflicts are resolved once it can be. Resolving without it would flip a
+    // conflict's winner, its type and the derived Service, and back again moments later.
+    const holding = importOurs && pending.length > 0;
     for (const member of input.members) {
+        if (holding) break;
         if (member.known && member.export) plan.exportConditions.set(member.name, exportConditions(member, resolution, importOurs && imported, input.now));
     }
 
@@ -101,7 +106,12 @@ export function planImport(input: ImportPlanInput): ImportPlan {
         return plan;
     }
     if (existing && !importOurs) return plan;
-    // Only clusters still being read list it: it stays as it is until they can be.
+    if (holding) {
+        // The known exporters' endpoints still follow them, into the derived Service as it is.
+        const usable = derivedOurs && isHeadless(derived) === (existing.spec?.type === 'Headless') && derived.metadata?.uid !== undefined;
+        if (usable) plan.slices = planDerivedSlices(input, derived, plan.exporters);
+        return plan;
+    }
     if (!resolution) return plan;
 
     const derivedUsable = derivedOurs && isHeadless(derived) === (resolution.spec.type === 'Headless');

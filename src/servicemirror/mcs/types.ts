@@ -16,7 +16,7 @@ export const ServiceExports: ResourceType = {
     plural: 'serviceexports',
     kind: 'ServiceExport',
     namespaced: true,
-    crd: { name: 'serviceexports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/crds/serviceexports.yaml' },
+    crd: { name: 'serviceexports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceexports.yaml' },
 };
 
 export const ServiceImports: ResourceType = {
@@ -25,7 +25,7 @@ export const ServiceImports: ResourceType = {
     plural: 'serviceimports',
     kind: 'ServiceImport',
     namespaced: true,
-    crd: { name: 'serviceimports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/crds/serviceimports.yaml' },
+    crd: { name: 'serviceimports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceimports.yaml' },
 };
 
 /** KEP-2149's About API: the cluster-scoped ClusterProperty whose value is this cluster's name. */

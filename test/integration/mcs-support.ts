@@ -1,0 +1,195 @@
+// Shared by the MCS integration tests: two real clusters, east and west, each with the MCS CRDs
+// and a Link to the other (each reads the other, no hub), each running its own service-mirror
+// process (`--cluster-name`), and helpers to export Services and read back what each cluster
+// imported. There is no endpointslice controller in the test clusters: a Service's own endpoints
+// are EndpointSlices the test writes, labelled as upstream's controller labels them.
+import { readFileSync } from 'node:fs';
+import type { V1Condition, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { after } from 'node:test';
+import { collectionPath, EndpointSlices, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
+import { LABEL_MCS_SERVICE_NAME, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../../src/servicemirror/mcs/types.js';
+import { installCrds, installMcsCrds } from '../../src/testing/crds.js';
+import { eventually, setUp, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import { ControllerProcess, FAST_ELECTION } from './process-support.js';
+
+export const LINK_NS = 'mc';
+export const GATEWAY = { east: '192.0.2.10', west: '192.0.2.20' } as const;
+export type ClusterName = 'east' | 'west';
+
+export interface McsMember {
+    name: ClusterName;
+    cluster: TestCluster;
+    process?: ControllerProcess;
+}
+
+export interface McsSet {
+    east: McsMember;
+    west: McsMember;
+}
+
+/** Call at the top level of a test file: both clusters, their CRDs and Links, and both controllers. */
+export async function startMcsSet(prefix: string): Promise<McsSet> {
+    const [e, w] = await Promise.all([startTestCluster(`${prefix}-e`), startTestCluster(`${prefix}-w`)]);
+    const set: McsSet = { east: { name: 'east', cluster: e }, west: { name: 'west', cluster: w } };
+    after(async () => {
+        for (const member of [set.east, set.west]) await stopController(member);
+    });
+    await setUp('the CRDs, Links and controllers', async () => {
+        for (const [member, other] of [
+            [set.east, set.west],
+            [set.west, set.east],
+        ] as const) {
+            const admin = member.cluster.admin;
+            await installCrds(admin);
+            await installMcsCrds(admin);
+            await admin.create(collectionPath(Namespaces), { metadata: { name: LINK_NS } });
+            await createLinkTo(member, other);
+        }
+        await Promise.all([startController(set.east), startController(set.west)]);
+    });
+    return set;
+}
+
+/** `member`'s Link to `other`: a credentials Secret with other's admin kubeconfig, and the Link. */
+export async function createLinkTo(member: McsMember, other: McsMember): Promise<void> {
+    const admin = member.cluster.admin;
+    const secret = `creds-${other.name}`;
+    await admin
+        .create(collectionPath(Secrets, LINK_NS), {
+            metadata: { name: secret },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: Buffer.from(readFileSync(other.cluster.state.kubeconfig, 'utf8')).toString('base64') },
+        })
+        .catch(() => undefined);
+    await admin.create(collectionPath(Links, LINK_NS), {
+        apiVersion: 'multicluster.linkerd.io/v1alpha3',
+        kind: 'Link',
+        metadata: { name: other.name },
+        spec: {
+            targetClusterName: other.name,
+            targetClusterDomain: 'cluster.local',
+            clusterCredentialsSecret: secret,
+            gatewayAddress: GATEWAY[other.name],
+            gatewayPort: '4143',
+            gatewayIdentity: `linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.${other.name}.local`,
+            selector: { matchLabels: { 'mirror.linkerd.io/exported': 'true' } },
+        },
+    });
+}
+
+export async function deleteLinkTo(member: McsMember, other: McsMember): Promise<void> {
+    await member.cluster.admin.delete(objectPath(Links, LINK_NS, other.name));
+}
+
+/** Starts `mesh-endpoints service-mirror --cluster-name <name>` for the member and waits for /readyz. */
+export async function startController(member: McsMember): Promise<ControllerProcess> {
+    const proc = new ControllerProcess([
+        'service-mirror',
+        '--kubeconfig', member.cluster.state.kubeconfig,
+        '--namespace', LINK_NS,
+        '--identity', `${member.name}-${Date.now()}`,
+        '--admin-addr', '127.0.0.1:0',
+        '--cluster-name', member.name,
+        ...FAST_ELECTION,
+        '--log-level', process.env.TEST_LOG_LEVEL ?? 'warn',
+    ]);
+    member.process = proc;
+    await eventually(`${member.name}'s controller ready`, () => proc.ready(), 60_000);
+    return proc;
+}
+
+/** SIGKILL: the process dies as a node would lose it, its Lease still held. */
+export async function killController(member: McsMember): Promise<void> {
+    const proc = member.process;
+    if (!proc) return;
+    member.process = undefined;
+    proc.proc.kill('SIGKILL');
+    await proc.exit;
+}
+
+async function stopController(member: McsMember): Promise<void> {
+    const proc = member.process;
+    if (!proc || proc.exitCode !== undefined) return;
+    proc.proc.kill('SIGTERM');
+    await proc.exit;
+}
+
+export async function sharedNamespace(set: McsSet, prefix: string): Promise<string> {
+    const ns = await set.east.cluster.namespace(prefix);
+    await set.west.cluster.admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
+    return ns;
+}
+
+export interface ServiceSpec {
+    ports?: { name?: string; port: number; protocol?: string }[];
+    headless?: boolean;
+    /** Pod IPs of the Service's own (upstream-labelled) slice. */
+    endpoints?: string[];
+}
+
+export async function createService(member: McsMember, ns: string, name: string, spec: ServiceSpec = {}): Promise<V1Service> {
+    const admin = member.cluster.admin;
+    const svc = await admin.create<V1Service>(collectionPath(Services, ns), {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name },
+        spec: { selector: { app: name }, ports: spec.ports ?? [{ name: 'http', port: 80, protocol: 'TCP' }], ...(spec.headless ? { clusterIP: 'None' } : {}) },
+    });
+    const slice: V1EndpointSlice = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${name}-upstream`, labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+        addressType: 'IPv4',
+        endpoints: (spec.endpoints ?? ['10.1.0.1']).map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
+        ports: (spec.ports ?? [{ name: 'http', port: 80 }]).map((p) => ({ name: p.name, port: 8000 + p.port, protocol: p.protocol ?? 'TCP' })),
+    };
+    await admin.create(collectionPath(EndpointSlices, ns), slice);
+    return svc;
+}
+
+export async function exportService(member: McsMember, ns: string, name: string, spec: ServiceExport['spec'] = {}): Promise<void> {
+    await member.cluster.admin.create(collectionPath(ServiceExports, ns), { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name }, spec });
+}
+
+export async function unexportService(member: McsMember, ns: string, name: string): Promise<void> {
+    await member.cluster.admin.delete(objectPath(ServiceExports, ns, name));
+}
+
+export async function getImport(member: McsMember, ns: string, name: string): Promise<ServiceImport | undefined> {
+    return member.cluster.admin.get<ServiceImport>(objectPath(ServiceImports, ns, name)).catch(() => undefined);
+}
+
+export async function getService(member: McsMember, ns: string, name: string): Promise<V1Service | undefined> {
+    return member.cluster.admin.get<V1Service>(objectPath(Services, ns, name)).catch(() => undefined);
+}
+
+export async function mcsSlices(member: McsMember, ns: string, name: string): Promise<V1EndpointSlice[]> {
+    const list = await member.cluster.admin.get<{ items: V1EndpointSlice[] }>(collectionPath(EndpointSlices, ns), { labelSelector: `${LABEL_MCS_SERVICE_NAME}=${name}` });
+    return list.items;
+}
+
+/** "west 192.0.2.20:4143 ready", one line per endpoint, sorted. */
+export async function importedEndpoints(member: McsMember, ns: string, name: string): Promise<string[]> {
+    return (await mcsSlices(member, ns, name))
+        .flatMap((s) =>
+            (s.endpoints ?? []).map((e) => `${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster']} ${e.addresses.join(',')}:${(s.ports ?? []).map((p) => p.port).join(',')} ${e.conditions?.ready ? 'ready' : 'not-ready'}`),
+        )
+        .sort();
+}
+
+export async function exportCondition(member: McsMember, ns: string, name: string, type: string): Promise<V1Condition | undefined> {
+    const exp = await member.cluster.admin.get<ServiceExport>(objectPath(ServiceExports, ns, name)).catch(() => undefined);
+    return exp?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** uid of every ServiceImport and MCS slice of the namespace in both clusters: a restart must change none. */
+export async function mcsUids(set: McsSet, ns: string): Promise<string[]> {
+    const uids: string[] = [];
+    for (const member of [set.east, set.west]) {
+        const imports = await member.cluster.admin.get<{ items: ServiceImport[] }>(collectionPath(ServiceImports, ns));
+        const slices = await member.cluster.admin.get<{ items: V1EndpointSlice[] }>(collectionPath(EndpointSlices, ns), { labelSelector: 'endpointslice.kubernetes.io/managed-by=mcs.mesh-endpoints.io' });
+        for (const obj of imports.items) uids.push(`${member.name} ServiceImport ${obj.metadata?.name} ${obj.metadata?.uid}`);
+        for (const obj of slices.items) uids.push(`${member.name} EndpointSlice ${obj.metadata?.name} ${obj.metadata?.uid}`);
+    }
+    return uids.sort();
+}

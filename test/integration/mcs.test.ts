@@ -1,0 +1,220 @@
+// The Multi-Cluster Services API across two linked clusters, each running its own controller
+// process: export, import, conflict, unexport, a cluster leaving the set, and a controller killed
+// during each, with no ServiceImport or slice deleted and recreated by the restart.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { derivedServiceName } from '../../src/servicemirror/mcs/types.js';
+import { eventually } from '../../src/testing/harness.js';
+import {
+    createLinkTo,
+    createService,
+    deleteLinkTo,
+    exportCondition,
+    exportService,
+    getImport,
+    getService,
+    importedEndpoints,
+    killController,
+    mcsSlices,
+    mcsUids,
+    sharedNamespace,
+    startController,
+    startMcsSet,
+    unexportService,
+    type McsMember,
+} from './mcs-support.js';
+
+const set = await startMcsSet('mcs');
+const { east, west } = set;
+
+/** Waits for the member's MCS endpoints to be `expected`, showing the last ones seen if they never are. */
+async function endpointsBecome(member: McsMember, ns: string, name: string, expected: string[]): Promise<void> {
+    let last: string[] = [];
+    await eventually(`${member.name}: endpoints ${expected.join(', ')}`, async () => {
+        last = await importedEndpoints(member, ns, name);
+        return JSON.stringify(last) === JSON.stringify(expected);
+    }).catch(() => assert.deepEqual(last, expected, `${member.name}'s MCS endpoints`));
+}
+
+async function imported(member: McsMember, ns: string, name: string, check: (si: NonNullable<Awaited<ReturnType<typeof getImport>>>) => boolean, what: string) {
+    await eventually(`${member.name}: ${what}`, async () => {
+        const si = await getImport(member, ns, name);
+        return si !== undefined && check(si);
+    });
+}
+
+describe('MCS across two linked clusters', () => {
+    it('exporting a Service in east imports it in both clusters: ClusterSetIP, the derived ClusterIP, its ports, east listed', async () => {
+        const ns = await sharedNamespace(set, 'export');
+        await createService(east, ns, 'hello', { endpoints: ['10.1.0.1', '10.1.0.2'] });
+        await exportService(east, ns, 'hello');
+        for (const member of [east, west]) {
+            await imported(member, ns, 'hello', (si) => (si.spec?.ips?.length ?? 0) > 0 && (si.status?.clusters ?? []).length === 1, 'the import with an IP and its cluster');
+            const si = (await getImport(member, ns, 'hello'))!;
+            const derived = await getService(member, ns, derivedServiceName('hello'));
+            assert.equal(si.spec?.type, 'ClusterSetIP');
+            assert.deepEqual(si.spec?.ips, derived?.spec?.clusterIPs);
+            assert.deepEqual(si.spec?.ipFamilies, derived?.spec?.ipFamilies);
+            assert.deepEqual(si.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
+            assert.deepEqual(si.status?.clusters, [{ cluster: 'east' }]);
+            assert.equal(derived?.spec?.selector, undefined);
+            assert.deepEqual(derived?.metadata?.ownerReferences?.map((r) => r.uid), [si.metadata?.uid]);
+        }
+        // east's own endpoints in east; east's gateway (west's Link to east) in west.
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'east 10.1.0.2:8080 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready']);
+        const [slice] = await mcsSlices(west, ns, 'hello');
+        assert.equal(slice?.metadata?.labels?.['kubernetes.io/service-name'], derivedServiceName('hello'));
+        assert.equal(slice?.metadata?.labels?.['endpointslice.kubernetes.io/managed-by'], 'mcs.mesh-endpoints.io');
+        assert.equal(slice?.metadata?.annotations?.['mirror.linkerd.io/remote-gateway-identity'], 'linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.east.local');
+        assert.equal(slice?.metadata?.annotations?.['mirror.linkerd.io/remote-svc-fq-name'], `hello.${ns}.svc.cluster.local`);
+        await eventually('east says the export is valid and ready', async () => (await exportCondition(east, ns, 'hello', 'Ready'))?.status === 'True');
+        assert.equal((await exportCondition(east, ns, 'hello', 'Valid'))?.status, 'True');
+        assert.equal((await exportCondition(east, ns, 'hello', 'Conflict'))?.status, 'False');
+    });
+
+    it('an ExternalName Service is not valid and imports nothing', async () => {
+        const ns = await sharedNamespace(set, 'extname');
+        await east.cluster.admin.create(`/api/v1/namespaces/${ns}/services`, { metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } });
+        await exportService(east, ns, 'ext');
+        await eventually('Valid=False', async () => (await exportCondition(east, ns, 'ext', 'Valid'))?.reason === 'InvalidServiceType');
+        assert.equal(await getImport(east, ns, 'ext'), undefined);
+        assert.equal(await getImport(west, ns, 'ext'), undefined);
+    });
+
+    it('exported from both with conflicting ports: the union, the oldest wins, Conflict=True on both, endpoints from both', async () => {
+        const ns = await sharedNamespace(set, 'conflict');
+        await createService(east, ns, 'hello', { ports: [{ name: 'http', port: 80 }] });
+        await exportService(east, ns, 'hello');
+        await imported(west, ns, 'hello', () => true, 'the import');
+        await new Promise((r) => setTimeout(r, 1100)); // creation timestamps have seconds
+        await createService(west, ns, 'hello', { ports: [{ name: 'http', port: 81 }, { name: 'admin', port: 9000 }], endpoints: ['10.2.0.1'] });
+        await exportService(west, ns, 'hello');
+        for (const member of [east, west]) {
+            await eventually(`${member.name}: Conflict=True`, async () => (await exportCondition(member, ns, 'hello', 'Conflict'))?.status === 'True');
+            assert.equal((await exportCondition(member, ns, 'hello', 'Conflict'))?.reason, 'PortConflict');
+            await imported(member, ns, 'hello', (si) => (si.status?.clusters ?? []).length === 2, 'both clusters listed');
+            assert.deepEqual((await getImport(member, ns, 'hello'))?.spec?.ports, [
+                { name: 'admin', port: 9000, protocol: 'TCP' },
+                { name: 'http', port: 80, protocol: 'TCP' },
+            ]);
+        }
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143,4143 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8081,17000 ready']);
+    });
+
+    it('unexported in west: west\'s endpoints leave both imports; unexported in east too: every import, derived Service and slice goes', async () => {
+        const ns = await sharedNamespace(set, 'unexport');
+        await createService(east, ns, 'hello');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
+        await exportService(east, ns, 'hello');
+        await exportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+        await unexportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready']);
+        for (const member of [east, west]) await imported(member, ns, 'hello', (si) => JSON.stringify(si.status?.clusters) === '[{"cluster":"east"}]', 'only east listed');
+        await unexportService(east, ns, 'hello');
+        for (const member of [east, west]) {
+            await eventually(`${member.name}: no import`, async () => (await getImport(member, ns, 'hello')) === undefined);
+            await eventually(`${member.name}: no derived Service`, async () => (await getService(member, ns, derivedServiceName('hello'))) === undefined);
+            await endpointsBecome(member, ns, 'hello', []);
+        }
+    });
+
+    it('a cluster leaving the set (its Link deleted) takes its exports out of the imports, and brings them back when linked again', async () => {
+        const ns = await sharedNamespace(set, 'leave');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
+        await exportService(west, ns, 'hello');
+        await imported(east, ns, 'hello', () => true, 'the import of west\'s export');
+        await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
+        await deleteLinkTo(east, west);
+        await eventually('east: the import is gone', async () => (await getImport(east, ns, 'hello')) === undefined);
+        await endpointsBecome(east, ns, 'hello', []);
+        assert.ok(await getImport(west, ns, 'hello'), 'west still imports its own export');
+        await createLinkTo(east, west);
+        await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
+    });
+});
+
+describe('MCS: a controller killed during each change', () => {
+    /**
+     * Kills and restarts both controllers once everything converged, and shows the new ones took
+     * over (a new export is imported in both clusters) without deleting and recreating any
+     * ServiceImport or slice of the namespace.
+     */
+    async function restartKeepsEverything(ns: string, probe: string): Promise<void> {
+        const before = await mcsUids(set, ns);
+        assert.ok(before.length > 0);
+        await Promise.all([killController(east), killController(west)]);
+        await Promise.all([startController(east), startController(west)]);
+        await createService(east, ns, probe);
+        await exportService(east, ns, probe);
+        for (const member of [east, west]) await imported(member, ns, probe, (si) => (si.spec?.ips?.length ?? 0) > 0, 'the probe import');
+        await endpointsBecome(west, ns, probe, ['east 192.0.2.10:4143 ready']);
+        const after = (await mcsUids(set, ns)).filter((line) => !line.includes(` ${probe}`) && !line.includes(derivedServiceName(probe)));
+        assert.deepEqual(after, before);
+    }
+
+    it('export: east killed right after the export; the new controller imports it once, and a restart recreates nothing', async () => {
+        const ns = await sharedNamespace(set, 'r-export');
+        await createService(east, ns, 'hello');
+        await exportService(east, ns, 'hello');
+        await killController(east);
+        await startController(east);
+        for (const member of [east, west]) await imported(member, ns, 'hello', (si) => (si.spec?.ips?.length ?? 0) > 0, 'the import');
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready']);
+        await restartKeepsEverything(ns, 'probe-export');
+    });
+
+    it('conflict: west killed, exports a conflicting Service, and its new controller reports the conflict as east does', async () => {
+        const ns = await sharedNamespace(set, 'r-conflict');
+        await createService(east, ns, 'hello');
+        await exportService(east, ns, 'hello');
+        await imported(west, ns, 'hello', () => true, 'the import');
+        await killController(west);
+        await new Promise((r) => setTimeout(r, 1100)); // creation timestamps have seconds
+        await createService(west, ns, 'hello', { headless: true, endpoints: ['10.2.0.1'] });
+        await exportService(west, ns, 'hello');
+        await eventually('east: Conflict=True', async () => (await exportCondition(east, ns, 'hello', 'Conflict'))?.reason === 'TypeConflict');
+        await startController(west);
+        await eventually('west: Conflict=True', async () => (await exportCondition(west, ns, 'hello', 'Conflict'))?.reason === 'TypeConflict');
+        for (const member of [east, west]) await imported(member, ns, 'hello', (si) => si.spec?.type === 'ClusterSetIP' && (si.status?.clusters ?? []).length === 2, 'ClusterSetIP from the oldest');
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+        await restartKeepsEverything(ns, 'probe-conflict');
+    });
+
+    it('unexport: east killed, unexported there; the new controllers delete the imports everywhere', async () => {
+        const ns = await sharedNamespace(set, 'r-unexport');
+        await createService(east, ns, 'hello');
+        await exportService(east, ns, 'hello');
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready']);
+        await killController(east);
+        await unexportService(east, ns, 'hello');
+        // west reads east's exports through its Link and acts at once.
+        await eventually('west: no import', async () => (await getImport(west, ns, 'hello')) === undefined);
+        await startController(east);
+        await eventually('east: no import', async () => (await getImport(east, ns, 'hello')) === undefined);
+        for (const member of [east, west]) await endpointsBecome(member, ns, 'hello', []);
+    });
+
+    it('leaving: east killed, its Link to west deleted; the new controller drops west\'s exports and keeps its own', async () => {
+        const ns = await sharedNamespace(set, 'r-leave');
+        await createService(east, ns, 'hello');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
+        await exportService(east, ns, 'hello');
+        await exportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+        const importUid = (await getImport(east, ns, 'hello'))?.metadata?.uid;
+        await killController(east);
+        await deleteLinkTo(east, west);
+        await startController(east);
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready']);
+        assert.equal((await getImport(east, ns, 'hello'))?.metadata?.uid, importUid, 'the import is kept, not made anew');
+        await createLinkTo(east, west);
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+        await restartKeepsEverything(ns, 'probe-leave');
+    });
+});
