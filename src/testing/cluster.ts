@@ -2,18 +2,17 @@
 // (hack/controlplane/build.sh), running on loopback with TLS, RBAC and a static admin
 // token. Tests and the demo use it; nothing here is a fake. It owns the processes and
 // the state folder of each named cluster; it knows nothing of our controllers.
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controllerTokens, startControllers, tokenLines, waitForControllers, type ControllersOptions, type ControllersState } from './controllers.js';
+import { freePort, isAlive, PortTakenError, probe, startProcess, stopProcess, waitFor } from './processes.js';
+
+export { freePort, PortTakenError };
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -55,28 +54,6 @@ export async function controlPlaneBinaries(): Promise<string> {
     return stdout.trim().split('\n').at(-1)!;
 }
 
-export async function freePort(): Promise<number> {
-    return new Promise((resolvePort, reject) => {
-        const server = createServer();
-        server.unref();
-        server.on('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-            const address = server.address();
-            server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject()));
-        });
-    });
-}
-
-function isAlive(pid: number): boolean {
-    if (!(pid > 0)) return false;
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch {
-        return false;
-    }
-}
-
 function stateFile(dir: string): string {
     return join(dir, 'state.json');
 }
@@ -85,87 +62,6 @@ export function readState(name: string): ClusterState | undefined {
     const file = stateFile(join(clustersRoot(), name));
     if (!existsSync(file)) return undefined;
     return JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
-}
-
-/**
- * GET a health endpoint; resolves true on 200 "ok". Never throws. 'insecure': the serving
- * certificate a component made for itself, on loopback.
- */
-export function probe(url: string, ca?: Buffer | 'insecure'): Promise<boolean> {
-    return new Promise((done) => {
-        const get = url.startsWith('https:') ? request : httpRequest;
-        const tls = ca === 'insecure' ? { rejectUnauthorized: false } : { ca };
-        const req = get(url, { method: 'GET', ...tls, timeout: 2000 }, (res) => {
-            res.resume();
-            done(res.statusCode === 200);
-        });
-        req.on('error', () => done(false));
-        req.on('timeout', () => req.destroy());
-        req.end();
-    });
-}
-
-/** etcd or kube-apiserver exited during start-up because a port picked for it was taken meanwhile. */
-export class PortTakenError extends Error {}
-
-export async function waitFor(what: string, check: () => Promise<boolean>, pid: number, log: string, timeoutMs: number) {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-        if (await check()) return;
-        if (!isAlive(pid)) {
-            const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
-            const message = `${what} exited during start-up; last lines of ${log}:\n${tail}`;
-            throw /address already in use/.test(tail) ? new PortTakenError(message) : new Error(message);
-        }
-        // Every test file waits for this: polled often, it is seen ready sooner (about 0.17 s a cluster).
-        await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`${what} not ready after ${timeoutMs} ms (log: ${log})`);
-}
-
-export async function startProcess(binary: string, args: string[], log: string): Promise<number> {
-    const out = openSync(log, 'a');
-    // Detached into its own process group: the cluster outlives `cluster up`, and `down`
-    // stops the whole group.
-    const child = spawn(binary, args, { detached: true, stdio: ['ignore', out, out] });
-    closeSync(out);
-    child.unref();
-    // A failed spawn (EAGAIN, ENOMEM, no binary) has no pid and tells why in an 'error' event,
-    // which would crash the caller with no word of the cluster if nobody listened.
-    if (child.pid === undefined) {
-        const [err] = (await once(child, 'error')) as [Error];
-        throw new Error(`could not start ${binary}: ${err.message}`);
-    }
-    return child.pid;
-}
-
-/** Sends `signal` to the process group of `pid` and waits for it to end; SIGKILL after 10 s. */
-function stopProcess(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    if (!isAlive(pid)) return Promise.resolve();
-    try {
-        process.kill(-pid, signal);
-    } catch {
-        try {
-            process.kill(pid, signal);
-        } catch {
-            /* already gone */
-        }
-    }
-    return new Promise((done) => {
-        const deadline = Date.now() + 10_000;
-        const timer = setInterval(() => {
-            if (!isAlive(pid)) {
-                clearInterval(timer);
-                done();
-            } else if (Date.now() > deadline) {
-                try {
-                    process.kill(-pid, 'SIGKILL');
-                } catch {
-                    /* gone between the check and the kill */
-                }
-            }
-        }, 50);
-    });
 }
 
 export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs' | 'address'>): string[] {
@@ -339,7 +235,7 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
         await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), state.etcdPid, etcdLog, 60_000);
         state.apiserverPid = await startApiserver(bin, state);
         if (opts.controllers) {
-            state.controllers = await startControllers(state, opts.controllers);
+            state.controllers = await startControllers(state, opts.controllers, (user, token) => kubeconfigForToken(state, user, token));
             writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
             await waitForControllers(state);
         }

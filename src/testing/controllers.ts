@@ -12,7 +12,7 @@ import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, kubeconfigForToken, probe, startProcess, waitFor, type ClusterState } from './cluster.js';
+import { freePort, probe, startProcess, waitFor } from './processes.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -56,6 +56,14 @@ export function tokenLines(tokens: ControllersState['tokens']): string {
     );
 }
 
+/** What the components need of the cluster they join (a ClusterState). */
+interface Cluster {
+    dir: string;
+    server: string;
+    adminToken: string;
+    controllers?: ControllersState;
+}
+
 let built: Promise<{ bin: string; kwokDir: string }> | undefined;
 
 /** Builds (once per machine) kube-controller-manager and kube-scheduler (in `bin`) and kwok (with its stages.yaml, in `kwokDir`). */
@@ -75,7 +83,7 @@ export function controllerBinaries(): Promise<{ bin: string; kwokDir: string }> 
     return built;
 }
 
-function componentArgs(state: ClusterState, component: string, port: number): string[] {
+function componentArgs(state: Cluster, component: string, port: number): string[] {
     return [
         `--kubeconfig=${join(state.dir, `${component}.kubeconfig`)}`,
         // Loopback, on a port of its own: several clusters share this machine.
@@ -89,7 +97,11 @@ function componentArgs(state: ClusterState, component: string, port: number): st
 }
 
 /** Starts the components of `state.controllers` (its tokens already in the apiserver's token file). */
-export async function startControllers(state: ClusterState, opts: ControllersOptions): Promise<ControllersState> {
+export async function startControllers(
+    state: Cluster,
+    opts: ControllersOptions,
+    kubeconfigFor: (user: string, token: string) => string,
+): Promise<ControllersState> {
     const { bin, kwokDir } = await controllerBinaries();
     const tokens = state.controllers!.tokens;
     const controllers: ControllersState = {
@@ -109,7 +121,7 @@ export async function startControllers(state: ClusterState, opts: ControllersOpt
         ['kwok', state.adminToken],
     ] as const) {
         mkdirSync(join(state.dir, `${component}-pki`), { recursive: true, mode: 0o700 });
-        writeFileSync(join(state.dir, `${component}.kubeconfig`), kubeconfigForToken(state, component, token), { mode: 0o600 });
+        writeFileSync(join(state.dir, `${component}.kubeconfig`), kubeconfigFor(component, token), { mode: 0o600 });
     }
     const log = (component: string) => join(state.dir, `${component}.log`);
     controllers.controllerManagerPid = await startProcess(
@@ -147,7 +159,7 @@ export async function startControllers(state: ClusterState, opts: ControllersOpt
 }
 
 /** Waits until both components are healthy and every kwok node is Ready. */
-export async function waitForControllers(state: ClusterState): Promise<void> {
+export async function waitForControllers(state: Cluster): Promise<void> {
     const c = state.controllers!;
     await Promise.all([
         waitFor('kube-controller-manager', () => probe(`https://127.0.0.1:${c.controllerManagerPort}/healthz`, 'insecure'), c.controllerManagerPid, join(state.dir, 'kube-controller-manager.log'), 120_000),
@@ -187,7 +199,7 @@ function kwokNode(i: number): KwokNode {
     };
 }
 
-function adminCall(state: ClusterState, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+function adminCall(state: Cluster, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
     const ca = readFileSync(join(state.dir, 'pki', 'apiserver.crt'));
     return new Promise((done, fail) => {
         const req = request(
@@ -206,13 +218,13 @@ function adminCall(state: ClusterState, method: string, path: string, body?: unk
     });
 }
 
-async function adminGet(state: ClusterState, path: string): Promise<unknown> {
+async function adminGet(state: Cluster, path: string): Promise<unknown> {
     const res = await adminCall(state, 'GET', path);
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
     return res.body;
 }
 
-async function createNode(state: ClusterState, node: KwokNode): Promise<void> {
+async function createNode(state: Cluster, node: KwokNode): Promise<void> {
     const res = await adminCall(state, 'POST', '/api/v1/nodes', node);
     // 409: made by an earlier start of this cluster; kwok takes it over.
     if (res.status !== 201 && res.status !== 409) throw new Error(`creating node ${node.metadata.name}: ${res.status} ${JSON.stringify(res.body)}`);

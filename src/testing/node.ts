@@ -21,7 +21,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KubeRest } from '../kube/rest.js';
-import { startProcess, waitFor, type ClusterState } from './cluster.js';
+import type { ClusterState } from './cluster.js';
+import { startProcess, waitFor } from './processes.js';
 import { kubeConfigFor } from './harness.js';
 import { killNodeCgroups, NODE_CGROUP, NODE_IP, POD_CIDR } from './node-namespace.js';
 
