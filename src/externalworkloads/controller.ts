@@ -1,10 +1,12 @@
 // The external-workloads controller: watches Services, ExternalWorkloads and our own
 // EndpointSlices, and converges each Service's slices. Data flows one way: informer
 // events → Service keys in the queue → syncService (read caches, plan, write). The
-// planning is pure (desired.ts, endpointslice/); this file only wires and writes.
+// planning is pure (desired.ts, endpointslice/); this file only wires and writes, and the
+// reconciler runtime (kube/controller.ts) owns the queue, retries and leader gating.
 import type { V1Service } from '@kubernetes/client-node';
 import { planSlicesSteps } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { Controller } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
@@ -15,7 +17,6 @@ import { removalPlan, SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
 import { sameButResourceVersion, type KubeObject } from '../kube/store.js';
-import { LeaderQueue } from '../kube/leader-queue.js';
 import { runSliced, TimeSlicer } from '../kube/yielding.js';
 import { desiredGroupsSteps, selectsWorkload } from './desired.js';
 import { HealthCheckMetrics } from './health/metrics.js';
@@ -72,7 +73,7 @@ export class ExternalWorkloadsController implements Runnable {
     readonly health: HealthProber | undefined;
     private readonly managedBy: string;
     private readonly log: Logger;
-    private readonly queue: LeaderQueue<Key>;
+    private readonly controller: Controller<Key>;
     /** Problems already reported: workload, reason and message. */
     private readonly reported = new Set<string>();
 
@@ -101,13 +102,22 @@ export class ExternalWorkloadsController implements Runnable {
         this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
         this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, sliceWrites: this.metrics.sliceWrites, ...common });
         this.informers = [this.services, this.workloads, this.slices.informer];
-        this.queue = new LeaderQueue<Key>({
+        this.controller = new Controller<Key>({
             name: this.name,
+            reconciler: {
+                reconcile: (key) => this.syncService(key),
+                // A slice the apiserver would refuse is reported on its Service.
+                eventTarget: (key) => {
+                    const [namespace, name] = key.split('/') as [string, string];
+                    const uid = this.services.store.get(namespace, name)?.metadata?.uid;
+                    return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name, uid } };
+                },
+            },
             metrics: opts.queueMetrics,
+            events: opts.events,
             // Upstream's 1 s base: a failing Service should not hammer the apiserver.
             rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
             workers: opts.workers ?? DEFAULT_CONCURRENT_SYNCS,
-            sync: (key) => this.syncService(key),
             log: this.log,
             resyncMs: opts.resyncMs,
             maxRetries: opts.maxRetries,
@@ -131,32 +141,23 @@ export class ExternalWorkloadsController implements Runnable {
     }
 
     private registerHandlers(): void {
-        const enqueueService = (svc: KubeObject) => this.queue.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
-        this.services.on({ add: enqueueService, update: (_, svc) => enqueueService(svc), delete: enqueueService });
-
-        const enqueueSelecting = (...workloads: CachedWorkload[]) => {
-            // Nothing to queue while not leading: the next term starts from every Service.
-            if (!this.queue.active) return;
-            const keys = new Set<Key>();
-            for (const w of workloads) {
-                for (const lookup of servicesIndexLookups(w)) {
-                    for (const svc of this.services.store.byIndex(BY_SELECTOR, lookup)) {
-                        if (selectsWorkload(svc, w)) keys.add(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
-                    }
-                }
-            }
-            for (const key of keys) this.queue.addCoalesced(key, this.batchMs);
-        };
-        this.workloads.on({
-            add: (w) => enqueueSelecting(w),
-            // Old and new: a label change moves the workload from some Services to others.
-            update: (old, w) => enqueueSelecting(old, w),
-            delete: (w) => enqueueSelecting(w),
-        });
-
+        this.controller.watch(this.services, (svc) => [keyOf(svc.metadata!.namespace!, svc.metadata!.name!)]);
+        // The Services that select a workload, before or after its change (a label change moves
+        // it from some Services to others); changes in a burst share a sync.
+        this.controller.watch(this.workloads, (w) => this.servicesSelecting(w), { coalesceMs: this.batchMs });
         // Someone else's edit or delete of our slices is undone (the echoes of our own writes are ignored).
         const sliceDelay = Math.max(1000, this.batchMs);
-        this.slices.onForeignChange((namespace, service) => this.queue.addAfter(keyOf(namespace, service), sliceDelay));
+        this.slices.onForeignChange((namespace, service) => this.controller.addAfter(keyOf(namespace, service), sliceDelay));
+    }
+
+    private servicesSelecting(w: CachedWorkload): Key[] {
+        const keys: Key[] = [];
+        for (const lookup of servicesIndexLookups(w)) {
+            for (const svc of this.services.store.byIndex(BY_SELECTOR, lookup)) {
+                if (selectsWorkload(svc, w)) keys.push(keyOf(svc.metadata!.namespace!, svc.metadata!.name!));
+            }
+        }
+        return keys;
     }
 
     startLeading(): void {
@@ -169,12 +170,12 @@ export class ExternalWorkloadsController implements Runnable {
             const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
             if (service) keys.add(keyOf(slice.metadata!.namespace!, service));
         }
-        this.queue.start([...keys]);
+        this.controller.start(keys);
         this.health?.start();
     }
 
     async stopLeading(): Promise<void> {
-        await Promise.all([this.queue.stop(), this.health?.stop()]);
+        await Promise.all([this.controller.stop(), this.health?.stop()]);
     }
 
     /** Converges the slices of one Service. Throws to be retried with backoff. */

@@ -11,6 +11,7 @@ import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
+import { InvalidError } from './errors.js';
 import { InFlight } from './own-writes.js';
 import { isConflict, isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
@@ -22,8 +23,12 @@ export class StaleCacheError extends Error {
 }
 
 /** A planned slice the apiserver would reject: a bug of ours, never sent. */
-export class InvalidSliceError extends Error {
+/** A planned slice the apiserver would refuse: a bug or input no check caught, so it is not retried (kube/controller.ts). */
+export class InvalidSliceError extends InvalidError {
     override readonly name = 'InvalidSliceError';
+    constructor(message: string) {
+        super(message, 'InvalidEndpointSlice');
+    }
 }
 
 export interface SliceWriterOptions {

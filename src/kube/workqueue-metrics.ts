@@ -34,6 +34,7 @@ export class WorkQueueMetrics {
     private readonly drops: Counter<Label>;
     private readonly queueDuration: Histogram<Label>;
     private readonly workDuration: Histogram<Label>;
+    private readonly reconciles: Counter<Label | 'result'>;
 
     /** `prefix` (e.g. "mesh_endpoints") names the metrics `<prefix>_workqueue_*`. */
     constructor(registry: Registry, prefix: string) {
@@ -85,6 +86,17 @@ export class WorkQueueMetrics {
             buckets: durationBuckets,
             ...common,
         });
+        this.reconciles = new Counter({
+            name: `${prefix ? `${prefix}_` : ''}reconcile_total`,
+            help: 'Reconciles of a controller (kube/controller.ts) by result: success, requeue (a conflict, run again at once), invalid (a Warning Event, not retried), error (retried with backoff).',
+            labelNames: ['name', 'result'],
+            registers: [registry],
+        });
+    }
+
+    /** One reconcile of controller `name` ended so. */
+    reconciled(name: string, result: 'success' | 'requeue' | 'invalid' | 'error'): void {
+        this.reconciles.inc({ name, result });
     }
 
     /** Starts reporting a queue; two live queues may not share a name. */

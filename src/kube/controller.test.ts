@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { Controller, InvalidError, classifyFailure, type ReconcileResult } from './controller.js';
+import type { EventSink } from './events.js';
+import type { Informer, InformerHandlers } from './informer.js';
+import { newLogger } from './log.js';
+import { controllerRateLimiter } from './ratelimit.js';
+import { ApiError, NotLeaderError } from './rest.js';
+import { StaleCacheError } from './slice-writer.js';
+import type { KubeObject } from './store.js';
+import { WorkQueueMetrics } from './workqueue-metrics.js';
+
+interface Recorded {
+    name: string | undefined;
+    type: string;
+    reason: string;
+    message: string;
+}
+
+/** The runtime around a reconciler that answers from `answers` (key → what each run does, in turn). */
+function harness(answers: Record<string, Array<() => ReconcileResult | Promise<ReconcileResult>>>) {
+    const registry = new Registry();
+    const metrics = new WorkQueueMetrics(registry, 'test');
+    const runs: string[] = [];
+    const events: Recorded[] = [];
+    const sink: EventSink = { record: (obj, type, reason, message) => events.push({ name: obj.metadata?.name, type, reason, message }) };
+    const controller = new Controller<string>({
+        name: 'things',
+        reconciler: {
+            async reconcile(key) {
+                runs.push(key);
+                const next = answers[key]?.shift();
+                return next?.();
+            },
+            eventTarget: (key) => ({ apiVersion: 'v1', kind: 'Thing', metadata: { namespace: 'default', name: key } }),
+        },
+        workers: 2,
+        rateLimiter: controllerRateLimiter({ baseMs: 1 }),
+        metrics,
+        events: sink,
+        log: newLogger('silent'),
+    });
+    const result = async (result: string) =>
+        (await registry.getSingleMetric('test_reconcile_total')!.get()).values.find((v) => v.labels.name === 'things' && v.labels.result === result)?.value ?? 0;
+    const retries = async () => (await registry.getSingleMetric('test_workqueue_retries_total')!.get()).values.find((v) => v.labels.name === 'things')?.value ?? 0;
+    return { controller, runs, events, result, retries };
+}
+
+/** Waits (without a deadline of its own: the test runner's timeout is the limit) until `check` holds. */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+    while (!(await check())) await new Promise((r) => setTimeout(r, 2));
+}
+
+/** An informer as far as the runtime uses one: something to register handlers on. */
+function fakeInformer<T extends KubeObject>(): { informer: Informer<T>; handlers: InformerHandlers<T>[] } {
+    const handlers: InformerHandlers<T>[] = [];
+    return { informer: { on: (h: InformerHandlers<T>) => handlers.push(h) } as unknown as Informer<T>, handlers };
+}
+
+const conflict = () => new ApiError(409, 'Conflict', 'the object has been modified');
+
+describe('the reconciler runtime', () => {
+    it('reconciles every key a term starts with, once each when they succeed', async () => {
+        const { controller, runs, result } = harness({});
+        controller.start(['a', 'b', 'c']);
+        await until(async () => (await result('success')) === 3);
+        await controller.stop();
+        assert.deepEqual([...runs].sort(), ['a', 'b', 'c']);
+    });
+
+    it('retries a transient failure with backoff until it succeeds', async () => {
+        const fail = () => {
+            throw new Error('connection reset');
+        };
+        const { controller, runs, result, retries } = harness({ a: [fail, fail] });
+        controller.start(['a']);
+        await until(async () => (await result('success')) === 1);
+        await controller.stop();
+        assert.deepEqual(runs, ['a', 'a', 'a']);
+        assert.equal(await result('error'), 2);
+        assert.equal(await retries(), 2);
+    });
+
+    it('runs a key again at once after a conflict, and backs off when the conflict repeats', async () => {
+        const { controller, runs, result, retries } = harness({
+            a: [
+                () => {
+                    throw conflict();
+                },
+                () => undefined,
+            ],
+            b: [
+                () => {
+                    throw conflict();
+                },
+                () => {
+                    throw conflict();
+                },
+                () => undefined,
+            ],
+        });
+        controller.start(['a', 'b']);
+        await until(async () => (await result('success')) === 2);
+        await controller.stop();
+        assert.equal(runs.filter((k) => k === 'a').length, 2);
+        assert.equal(runs.filter((k) => k === 'b').length, 3);
+        assert.equal(await result('requeue'), 2, 'each key requeued at once on its first conflict');
+        assert.equal(await retries(), 1, "only b's second conflict in a row waited for the backoff");
+    });
+
+    it('reports an invalid key with a Warning Event on its object and does not retry it', async () => {
+        const { controller, runs, events, result } = harness({
+            bad: [
+                () => {
+                    throw new InvalidError('spec.port 70000 is out of range', 'InvalidPort');
+                },
+            ],
+        });
+        controller.start(['bad', 'good']);
+        await until(async () => (await result('invalid')) === 1 && (await result('success')) === 1);
+        await controller.stop();
+        assert.deepEqual(runs.filter((k) => k === 'bad'), ['bad']);
+        assert.deepEqual(events, [{ name: 'bad', type: 'Warning', reason: 'InvalidPort', message: 'spec.port 70000 is out of range' }]);
+    });
+
+    it('runs a key again after the delay its reconcile asked for', async () => {
+        const { controller, runs, result } = harness({ a: [() => ({ requeueAfterMs: 5 }), () => undefined] });
+        controller.start(['a']);
+        await until(async () => (await result('success')) === 2);
+        await controller.stop();
+        assert.deepEqual(runs, ['a', 'a']);
+    });
+
+    it("queues the keys of a watched object's old and new versions while leading, and nothing while not", async () => {
+        const { controller, runs, result } = harness({});
+        const { informer, handlers } = fakeInformer<KubeObject>();
+        controller.watch(informer, (obj) => [obj.metadata!.labels!.owner!]);
+        const thing = (owner: string): KubeObject => ({ metadata: { namespace: 'default', name: 'x', labels: { owner } } });
+        handlers[0]!.add!(thing('before-the-term'));
+        controller.start([]);
+        handlers[0]!.update!(thing('old-owner'), thing('new-owner'));
+        await until(async () => (await result('success')) === 2);
+        await controller.stop();
+        assert.deepEqual([...runs].sort(), ['new-owner', 'old-owner']);
+    });
+
+    it('classifies failures by what a retry can do', () => {
+        assert.equal(classifyFailure(conflict()), 'conflict');
+        assert.equal(classifyFailure(new ApiError(422, 'Invalid', 'spec.endpoints: Invalid value')), 'invalid');
+        assert.equal(classifyFailure(new InvalidError('bad')), 'invalid');
+        for (const err of [new StaleCacheError('not yet in cache'), new NotLeaderError(), new ApiError(0, '', 'reset'), new ApiError(503, 'ServiceUnavailable', ''), new Error('x')]) {
+            assert.equal(classifyFailure(err), 'transient', String(err));
+        }
+    });
+});
