@@ -1,6 +1,7 @@
 // `mesh-endpoints check`: preflight and health, as `linkerd check`: the CRDs at the expected
 // versions, one live leader per controller Lease, the caller's rights (SelfSubjectAccessReview),
-// and for every Link its remote reachable with its own credentials and its gateway resolving.
+// for every Link its remote reachable with its own credentials and its gateway resolving, and
+// whether MCS is served here (its CRDs, this cluster's name) and what each ServiceExport says.
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
 import type { Command } from 'commander';
 import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
@@ -26,7 +27,9 @@ import { checksText } from '../ops/format.js';
 import { SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
 import { durationOption, fail } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
-import { readLinks } from './read.js';
+import { readLinks, readMcs } from './read.js';
+import { mcsChecks } from '../ops/mcs-report.js';
+import { CLUSTER_ID_PROPERTY, ClusterProperties } from '../servicemirror/mcs/types.js';
 
 interface Flags extends OperatorFlags {
     controllerNamespace: string;
@@ -93,6 +96,11 @@ async function run(flags: Flags): Promise<boolean> {
             const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, view!.links![i], flags.remoteTimeout, policy);
             results.push(...linkChecks(report, remote));
         }
+        const mcs = await read('Multi-Cluster Services', 'the ServiceExports and ServiceImports', () => readMcs(rest));
+        const property = await read('Multi-Cluster Services', `ClusterProperty ${CLUSTER_ID_PROPERTY}`, () =>
+            getOrUndefined<{ spec?: { value?: string } }>(rest, objectPath(ClusterProperties, undefined, CLUSTER_ID_PROPERTY)),
+        );
+        results.push(...mcsChecks({ crdsInstalled: mcs !== undefined, clusterName: property?.spec?.value, report: mcs }));
         print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
         return anyFailed(results);
     });

@@ -7,6 +7,8 @@ import { isNotFound, type KubeRest, type Query } from '../kube/rest.js';
 import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services } from '../kube/resources.js';
 import { linkReport, type LinkEventObject, type LinkReport } from '../ops/links-report.js';
 import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { MCS_MANAGED_BY, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../servicemirror/mcs/types.js';
+import { mcsReport, type McsReport } from '../ops/mcs-report.js';
 
 export async function listAll<T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[]> {
     const items: T[] = [];
@@ -60,4 +62,12 @@ export async function readMirrors(rest: KubeRest): Promise<{ services: V1Service
         listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MIRROR_SLICE_MANAGED_BY}` }),
     ]);
     return { services, slices };
+}
+
+/** This cluster's ServiceExports and ServiceImports and the MCS slices, or undefined when the MCS CRDs are not installed. */
+export async function readMcs(rest: KubeRest): Promise<McsReport | undefined> {
+    const [exports, imports] = await Promise.all([listIfServed<ServiceExport>(rest, collectionPath(ServiceExports)), listIfServed<ServiceImport>(rest, collectionPath(ServiceImports))]);
+    if (exports === undefined || imports === undefined) return undefined;
+    const slices = await listAll<V1EndpointSlice>(rest, collectionPath(EndpointSlices), { labelSelector: `${LABEL_MANAGED_BY}=${MCS_MANAGED_BY}` });
+    return mcsReport({ exports, imports, slices });
 }

@@ -1,17 +1,18 @@
 // `mesh-endpoints status`: the inventory of both controllers' work, read from the cluster:
 // each Service with external workloads (workloads ready, not ready, left out and why; its
-// slices) and each Link (gateway names, TTLs, errors, probe state, mirrored Services).
+// slices), each Link (gateway names, TTLs, errors, probe state, mirrored Services), and the
+// MCS ServiceExports (conditions) and ServiceImports (clusters, IPs, endpoints per source cluster).
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
 import { DEFAULT_MANAGED_BY } from '../externalworkloads/controller.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
 import type { KubeRest } from '../kube/rest.js';
-import { linksText, workloadsText } from '../ops/format.js';
+import { linksText, mcsText, workloadsText } from '../ops/format.js';
 import { workloadsReport, type WorkloadsReport } from '../ops/workloads-report.js';
 import { fail } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
-import { listAll, listIfServed, readLinks } from './read.js';
+import { listAll, listIfServed, readLinks, readMcs } from './read.js';
 
 interface Flags extends OperatorFlags {
     workloadNamespace?: string;
@@ -30,8 +31,8 @@ export function statusCommand(program: Command): void {
 
 async function run(flags: Flags): Promise<void> {
     await withClient(flags, async (rest) => {
-        const [workloads, links] = await Promise.all([readWorkloads(rest, flags), readLinks(rest, flags.namespace)]);
-        const report = { externalWorkloads: workloads ?? null, links: links.links === undefined ? null : links.reports };
+        const [workloads, links, mcs] = await Promise.all([readWorkloads(rest, flags), readLinks(rest, flags.namespace), readMcs(rest)]);
+        const report = { externalWorkloads: workloads ?? null, links: links.links === undefined ? null : links.reports, mcs: mcs ?? null };
         print(flags, report, () =>
             [
                 'External workloads',
@@ -41,6 +42,10 @@ async function run(flags: Flags): Promise<void> {
                 'Links',
                 '=====',
                 links.links ? linksText(links.reports, flags.namespace) : 'The Link CRD is not installed.',
+                '',
+                'Multi-Cluster Services',
+                '======================',
+                mcs ? mcsText(mcs) : 'The ServiceExport and ServiceImport CRDs are not installed.',
             ].join('\n'),
         );
     });

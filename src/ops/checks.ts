@@ -105,6 +105,8 @@ export function accessNeeds(linkNamespace: string, controllerNamespace: string):
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: controllerNamespace, usedBy: 'check' },
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: linkNamespace, usedBy: 'check' },
         { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', usedBy: 'check' },
+        { verb: 'list', group: 'multicluster.x-k8s.io', resource: 'serviceexports', usedBy: 'status, check' },
+        { verb: 'list', group: 'multicluster.x-k8s.io', resource: 'serviceimports', usedBy: 'status, check' },
     ];
     const unlink: AccessNeed[] = [
         { verb: 'delete', group: LINK_GROUP, resource: 'links', namespace: linkNamespace, usedBy: 'unlink --apply' },

@@ -3,6 +3,7 @@
 import type { CheckResult } from './checks.js';
 import type { GatewayLine } from './gateways-report.js';
 import type { LinkReport } from './links-report.js';
+import type { McsReport } from './mcs-report.js';
 import type { WorkloadsReport } from './workloads-report.js';
 
 /** Columns padded to their widest cell, two spaces apart. */
@@ -122,5 +123,31 @@ export function checksText(results: readonly CheckResult[]): string {
     const failed = results.filter((r) => r.status === 'fail').length;
     const warned = results.filter((r) => r.status === 'warn').length;
     parts.push('', failed > 0 ? `Status check results are ${marks.fail} (${failed} failed, ${warned} warnings)` : `Status check results are ${marks.ok}${warned > 0 ? ` (${warned} warnings)` : ''}`);
+    return parts.join('\n');
+}
+
+export function mcsText(report: McsReport): string {
+    const parts: string[] = [];
+    if (report.exports.length === 0) parts.push('No ServiceExport in this cluster.');
+    else {
+        const condition = (e: McsReport['exports'][number], type: string) => {
+            const c = e.conditions.find((x) => x.type === type);
+            return c ? `${c.status}${c.status === (type === 'Conflict' ? 'False' : 'True') ? '' : ` (${c.reason}: ${c.message})`}` : '-';
+        };
+        const rows = report.exports.map((e) => [`${e.namespace}/${e.name}`, condition(e, 'Valid'), condition(e, 'Ready'), condition(e, 'Conflict')]);
+        parts.push(table(['SERVICE EXPORT', 'VALID', 'READY', 'CONFLICT'], rows));
+    }
+    parts.push('');
+    if (report.imports.length === 0) parts.push('No ServiceImport in this cluster.');
+    else {
+        const rows = report.imports.map((i) => [
+            `${i.namespace}/${i.name}`,
+            i.type,
+            i.ips.join(',') || '-',
+            i.clusters.join(',') || '-',
+            i.sources.map((s) => `${s.cluster} ${s.ready}/${s.endpoints}`).join(', ') || '-',
+        ]);
+        parts.push(table(['SERVICE IMPORT', 'TYPE', 'IPS', 'CLUSTERS', 'READY ENDPOINTS PER SOURCE CLUSTER'], rows));
+    }
     return parts.join('\n');
 }

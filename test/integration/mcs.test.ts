@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { derivedServiceName } from '../../src/servicemirror/mcs/types.js';
+import type { McsReport } from '../../src/ops/mcs-report.js';
 import { eventually } from '../../src/testing/harness.js';
+import { cli } from './cli-support.js';
 import {
     createLinkTo,
     createService,
@@ -15,6 +17,7 @@ import {
     getService,
     importedEndpoints,
     killController,
+    LINK_NS,
     mcsSlices,
     mcsUids,
     sharedNamespace,
@@ -101,6 +104,33 @@ describe('MCS across two linked clusters', () => {
         }
         await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143,4143 ready']);
         await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8081,17000 ready']);
+    });
+
+    it('status shows the exports with their conditions and the imports with clusters, IPs and endpoints per source cluster; check passes them', async () => {
+        const ns = await sharedNamespace(set, 'status');
+        await createService(east, ns, 'hello');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1', '10.2.0.2'] });
+        await exportService(east, ns, 'hello');
+        await exportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+        await eventually('east: Ready', async () => (await exportCondition(east, ns, 'hello', 'Ready'))?.status === 'True');
+        const status = await cli('status', '--kubeconfig', east.cluster.state.kubeconfig, '--namespace', LINK_NS, '-o', 'json');
+        assert.equal(status.code, 0, status.stderr);
+        const report = JSON.parse(status.stdout) as { mcs: McsReport };
+        const si = (await getImport(east, ns, 'hello'))!;
+        assert.deepEqual(
+            report.mcs.imports.filter((i) => i.namespace === ns),
+            [{ namespace: ns, name: 'hello', type: 'ClusterSetIP', ips: si.spec!.ips, clusters: ['east', 'west'], sources: [{ cluster: 'east', endpoints: 1, ready: 1 }, { cluster: 'west', endpoints: 1, ready: 1 }] }],
+        );
+        const conditions = report.mcs.exports.find((e) => e.namespace === ns)!.conditions.map((c) => `${c.type}=${c.status}`).sort();
+        assert.deepEqual(conditions, ['Conflict=False', 'Ready=True', 'Valid=True']);
+        const text = await cli('status', '--kubeconfig', east.cluster.state.kubeconfig, '--namespace', LINK_NS);
+        assert.match(text.stdout, new RegExp(`${ns}/hello\\s+ClusterSetIP\\s+${si.spec!.ips![0]!.replaceAll('.', '\\.')}\\s+east,west\\s+east 1/1, west 1/1`));
+        const check = await cli('check', '--kubeconfig', east.cluster.state.kubeconfig, '--namespace', LINK_NS, '-o', 'json');
+        const results = (JSON.parse(check.stdout) as { results: { category: string; description: string; status: string; detail?: string }[] }).results.filter((r) => r.category === 'Multi-Cluster Services');
+        assert.deepEqual(results.find((r) => r.description === `ServiceExport ${ns}/hello`)?.status, 'ok');
+        // No ClusterProperty here (the controllers run with --cluster-name): check says what MCS then needs.
+        assert.match(results.find((r) => r.description === 'this cluster has a name in the clusterset')?.detail ?? '', /--cluster-name/);
     });
 
     it('unexported in west: west\'s endpoints leave both imports; unexported in east too: every import, derived Service and slice goes', async () => {
