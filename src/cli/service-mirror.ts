@@ -4,6 +4,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/controller.js';
+import { DEFAULT_MAX_MIRRORS_PER_LINK } from '../servicemirror/mirror-limit.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
@@ -19,6 +20,7 @@ interface Flags extends ControllerFlags {
     probeAddressOverride?: ProbeAddressOverride;
     probeAllowCidrs?: ProbeCidr[];
     maxEndpointsPerSlice: number;
+    maxMirrorsPerLink: number;
     enableHeadlessServices: boolean;
     enableNamespaceCreation: boolean;
     federatedServiceSelector: LabelSelector;
@@ -121,6 +123,12 @@ export function serviceMirrorCommand(program: Command): void {
         )
         .option('--probe-allow-cidrs <cidrs>', PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag)
         .option('--max-endpoints-per-slice <n>', 'endpoints per EndpointSlice (1-1000)', intFlag(1, 1000), 100)
+        .option(
+            '--max-mirrors-per-link <n>',
+            'mirror at most this many remote Services per Link, the oldest; past it the Link says MirrorLimitReached',
+            intFlag(0, 1_000_000),
+            DEFAULT_MAX_MIRRORS_PER_LINK,
+        )
         .option('--enable-headless-services [bool]', 'mirror headless Services with hostnames as headless mirrors plus one endpoint mirror per hostname', boolFlag, false)
         .option('--enable-namespace-creation [bool]', 'create the namespace of a mirror when it is missing here', boolFlag, false)
         .addOption(
@@ -160,6 +168,7 @@ async function run(flags: Flags): Promise<void> {
             probeAddressOverride: flags.probeAddressOverride,
             probeAllowCidrs: flags.probeAllowCidrs,
             maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
+            maxMirrorsPerLink: flags.maxMirrorsPerLink,
             // Remote clusters see who reads them, with the same request deadline as the local one.
             newRemoteRest: (kubeConfig) => new KubeRest(kubeConfig, { component: 'service-mirror', timeoutMs: deps.rest.settings.timeoutMs }),
             credentialsPolicy: { allowExec: flags.allowKubeconfigExec, allowInsecureTls: flags.allowInsecureRemoteTls },

@@ -32,8 +32,10 @@ export type ServiceRole = 'source' | 'mirror';
 export function compactService(obj: KubeObject, role: ServiceRole, shared: SharedValues): CachedService {
     const svc = obj as CachedService;
     const text = (value: string | undefined) => (value === undefined ? undefined : shared.text(value));
-    const { name, namespace, uid, resourceVersion, labels, annotations } = svc.metadata ?? {};
+    const { name, namespace, uid, resourceVersion, labels, annotations, creationTimestamp } = svc.metadata ?? {};
     const metadata: NonNullable<CachedService['metadata']> = definedOnly({ name, namespace: text(namespace), resourceVersion });
+    // A source's age decides whether it is mirrored past --max-mirrors-per-link (mirror-limit.ts).
+    if (role === 'source' && creationTimestamp !== undefined) metadata.creationTimestamp = (typeof creationTimestamp === 'string' ? shared.text(creationTimestamp) : creationTimestamp) as Date;
     // A mirror's uid owns its slices; a source's is read by nothing.
     if (role === 'mirror' && uid !== undefined) metadata.uid = uid;
     if (labels) metadata.labels = shared.texts(labels);

@@ -65,6 +65,8 @@ export interface ServiceMirrorOptions extends ControllerDeps {
     resyncMs?: number;
     /** Linkerd's --enable-headless-services (off by default, as there). */
     enableHeadlessServices?: boolean;
+    /** --max-mirrors-per-link: past it a Link mirrors its oldest exports only (mirror-limit.ts). */
+    maxMirrorsPerLink?: number;
     /** Linkerd's --enable-namespace-creation (off by default, as there). */
     enableNamespaceCreation?: boolean;
     /**
@@ -343,6 +345,7 @@ export class ServiceMirrorController implements Runnable {
             credentialsPolicy: opts.credentialsPolicy,
             resyncMs: opts.resyncMs,
             enableHeadlessServices: opts.enableHeadlessServices,
+            maxMirrors: this.opts.maxMirrorsPerLink,
             retryMs: opts.linkRetryMs ?? 10_000,
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,

@@ -9,6 +9,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { LOCAL_DISCOVERY_ANNOTATION, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_ANNOTATION } from './keys.js';
 import { copiedAnnotations, copiedLabels, mirrorServiceName, mirrorSpec } from './mirror.js';
+import { metadataProblem, portsProblem } from './mirror-validate.js';
 
 export const FEDERATED_SUFFIX = 'federated';
 
@@ -56,7 +57,7 @@ export function federatedMemberProblem(service: V1Service): string | null {
     if (service.spec?.clusterIP === 'None') return 'Headless service cannot join federated service';
     if (service.spec?.type === 'ExternalName') return 'an ExternalName Service cannot join a federated service';
     if ((service.spec?.ports ?? []).length === 0) return 'the Service exposes no ports';
-    return null;
+    return portsProblem(service.spec?.ports ?? []) ?? metadataProblem(copiedLabels(service.metadata?.labels, []), copiedAnnotations(service.metadata?.annotations, []));
 }
 
 /** A local Service that is a federated Service this controller (or Linkerd's) wrote. */

@@ -50,6 +50,8 @@ export interface FederationDeps {
 export class FederationController {
     private readonly syncer: FederatedSync;
     private readonly queue: LeaderQueue<FederatedKey>;
+    /** Federated key → the problem last told in an Event, for those not converged. */
+    private readonly problems = new Map<FederatedKey, string>();
 
     constructor(private readonly deps: FederationDeps) {
         const members = deps.localMembers;
@@ -129,7 +131,16 @@ export class FederationController {
             else this.deps.event(refused.cluster, { type: 'Warning', reason: 'InvalidService', message });
         }
         if (outcome.namespaceMissing) throw new Error(outcome.problem);
-        if (outcome.problem) this.deps.logger.warn({ namespace, name, problem: outcome.problem }, 'federated Service not converged');
+        const key = federatedKey(namespace, name);
+        if (!outcome.problem) {
+            this.problems.delete(key);
+            return;
+        }
+        this.deps.logger.warn({ namespace, name, problem: outcome.problem }, 'federated Service not converged');
+        // Told once per change, on every Link that federates (the Service would stand for all of them).
+        if (this.problems.get(key) === outcome.problem) return;
+        this.problems.set(key, outcome.problem);
+        for (const { cluster } of this.federationLinks()) this.deps.event(cluster, { type: 'Warning', reason: 'FederatedServiceNotConverged', message: `${name} not federated: ${outcome.problem}` });
     }
 
     /** Each Link's cluster, with its remote once readable (else its members are kept as they are). */

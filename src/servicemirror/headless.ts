@@ -7,6 +7,7 @@
 // Pure: no I/O. Linkerd writes v1 Endpoints and reads remote v1 Endpoints; we read the remote
 // EndpointSlices and write EndpointSlices, and say below where that translation chose.
 import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { isDNS1123Label } from '../endpointslice/names.js';
 import { normalisePorts, portMapKey } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { usableEndpointIP } from '../ip/address.js';
@@ -117,6 +118,11 @@ export interface EndpointMirrorPlan {
 export function desiredEndpointMirrors(remote: V1Service, link: Link, remoteSlices: readonly V1EndpointSlice[]): EndpointMirrorPlan {
     const plan: EndpointMirrorPlan = { mirrors: [], problems: [] };
     for (const host of remoteHosts(remoteSlices)) {
+        // The hostname is written into the headless mirror's slices: the apiserver wants a DNS-1123 label.
+        if (!isDNS1123Label(host.hostname)) {
+            plan.problems.push(`hostname ${JSON.stringify(host.hostname.slice(0, 100))} has no endpoint mirror: it is not a DNS-1123 label`);
+            continue;
+        }
         const named = endpointMirrorName(host.hostname, link.spec.targetClusterName);
         if ('error' in named) {
             plan.problems.push(`hostname ${JSON.stringify(host.hostname)} has no endpoint mirror: ${named.error}`);

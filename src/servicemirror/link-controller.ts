@@ -29,6 +29,7 @@ import type { ServiceMirrorMetrics } from './metrics.js';
 import type { FederationController, ReadableRemote } from './federation-controller.js';
 import { mirroredRemoteName } from './headless.js';
 import { exportMode } from './mirror.js';
+import { DEFAULT_MAX_MIRRORS_PER_LINK, exportRank, MirrorLimit } from './mirror-limit.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
@@ -96,6 +97,8 @@ export interface LinkControllerDeps {
     mcs?: Pick<McsController, 'remoteChanged' | 'clusterChanged'>;
     /** The gateway names' states this process kept from its last term (see LinkGateway). */
     gatewayMemory?: Pick<LinkGatewayDeps, 'remembered' | 'remember'>;
+    /** --max-mirrors-per-link: past it only the oldest exports are mirrored (mirror-limit.ts). */
+    maxMirrors?: number;
 }
 
 export class LinkController {
@@ -121,8 +124,11 @@ export class LinkController {
      * (and then the full one) over a status that was right all along.
      */
     private converging: Set<LinkWorkKey> | undefined;
+    /** The exports of the current remote watch and those the mirror limit admits. */
+    private readonly limit: MirrorLimit;
 
     constructor(private readonly deps: LinkControllerDeps) {
+        this.limit = new MirrorLimit(deps.maxMirrors ?? DEFAULT_MAX_MIRRORS_PER_LINK);
         this.log = deps.logger.child({ link: deps.name });
         this.status = new LinkStatusBook({
             rest: deps.rest,
@@ -297,6 +303,7 @@ export class LinkController {
     private remoteHooks() {
         return {
             serviceChanged: (namespace: string, name: string) => {
+                this.rankExport(namespace, name);
                 this.add({ kind: 'mirror', namespace, name });
                 if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
                 this.deps.mcs?.remoteChanged(this.mcsRemote, namespace, name);
@@ -355,10 +362,35 @@ export class LinkController {
         this.deps.mcs?.clusterChanged();
     }
 
+    /**
+     * The remote Service changed: its place among the exports the mirror limit admits, and the
+     * mirrors of the others whose admission changed with it queued.
+     */
+    private rankExport(namespace: string, name: string): void {
+        const [link, remote] = [this.link, this.remote];
+        if (!link || !remote) return;
+        const wasReached = this.limit.reached;
+        const svc = remote.services.store.get(namespace, name);
+        for (const other of this.limit.set(`${namespace}/${name}`, svc && exportRank(svc, link))) {
+            const [ns, n] = other.split('/') as [string, string];
+            this.add({ kind: 'mirror', namespace: ns, name: n });
+        }
+        if (wasReached || this.limit.reached) this.queueStatus();
+    }
+
     /** Queues every mirror of the Link (all), or those the gateway's addresses feed. */
     enqueueMirrors(all: boolean): void {
         const [link, remote] = [this.link, this.remote];
         if (!link || !remote || !this.ready) return;
+        if (all) {
+            // Ranked anew from the whole cache, oldest first, so the admitted set does not depend on arrival order.
+            this.limit.clear();
+            const ranked = remote.services.store.list().flatMap((svc) => {
+                const rank = exportRank(svc, link);
+                return rank === undefined ? [] : [[`${svc.metadata!.namespace}/${svc.metadata!.name}`, rank] as const];
+            });
+            for (const [key, rank] of ranked.sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0))) this.limit.set(key, rank);
+        }
         const queued = new Set<LinkWorkKey>();
         const add = (namespace: string, name: string) => queued.add(this.add({ kind: 'mirror', namespace, name }));
         for (const svc of remote.services.store.list()) {
@@ -408,6 +440,7 @@ export class LinkController {
             nameStates: this.nameStates,
             remote: this.remoteHealth,
             credentials: this.credentials,
+            limit: { max: this.limit.max, exported: this.limit.exported },
         });
     }
 
@@ -445,6 +478,7 @@ export class LinkController {
             remoteSlices: remote.slices.store,
             gatewayAddresses: (families, now) => this.gateway.addresses(families, now),
             gatewayAlive: this.gateway.alive,
+            admitted: (namespace, name) => this.limit.admitted(`${namespace}/${name}`),
         };
     }
 
@@ -464,6 +498,7 @@ export class LinkController {
         this.toldReady = false;
         this.converging = undefined;
         this.remoteHealth = undefined;
+        this.limit.clear();
         this.deps.metrics.remoteWatches.dec();
         await remote.stop();
         // Its federated members are kept while it restarts, dropped if the Link is gone.

@@ -17,6 +17,8 @@ import {
     isMirrored,
     linkStatusDiffers,
     linkStatusPatch,
+    MIRROR_LIMIT_CONDITION,
+    mirrorLimitCondition,
     mirrorServiceStatus,
     MIRRORED,
     mirrorsReport,
@@ -28,6 +30,7 @@ import {
     SERVICES_MIRRORED_CONDITION,
     servicesMirroredCondition,
     type MirrorOutcome,
+    type MirrorWarning,
     type RemoteHealth,
     type StatusEntry,
 } from './status.js';
@@ -58,6 +61,8 @@ export interface LinkStatusSource {
     remote: RemoteHealth | undefined;
     /** Whether the credentials were loaded (null) or why not; undefined until tried. */
     credentials?: CredentialsProblem | null;
+    /** --max-mirrors-per-link and how many remote Services would be mirrored without it. */
+    limit?: { max: number; exported: number };
 }
 
 export class LinkStatusBook {
@@ -66,7 +71,7 @@ export class LinkStatusBook {
     /** Entries with Mirrored=True, counted as they change: a Link may have thousands. */
     private mirroredCount = 0;
     /** Remote "namespace/name" → the refused remote endpoint addresses last told, for those that have some. */
-    private readonly warned = new Map<string, string>();
+    private readonly warned = new Map<string, ReadonlySet<string>>();
     /** The stored status's entries by remote key (the not-mirrored ones), for the stored status object it was built from. */
     private storedEntries: { status: LinkStatus | undefined; byKey: Map<string, ServiceStatus> } | undefined;
     /** uid and the status our last write returned: the informer may not have it yet. */
@@ -107,16 +112,19 @@ export class LinkStatusBook {
         return true;
     }
 
-    /** Refused remote endpoint addresses, told once per change of what is refused. */
-    private recordWarnings(warnings: string[] | undefined, remoteKey: string): void {
-        const text = warnings?.join('; ');
-        if (text === this.warned.get(remoteKey)) return;
-        if (text === undefined) {
+    /** What was left out of a mirror (MirrorOutcome.warnings), each told once while it lasts. */
+    private recordWarnings(warnings: MirrorWarning[] | undefined, remoteKey: string): void {
+        const before = this.warned.get(remoteKey);
+        if (!warnings?.length) {
             this.warned.delete(remoteKey);
             return;
         }
-        this.warned.set(remoteKey, text);
-        this.deps.event({ type: 'Warning', reason: 'RemoteEndpointsRefused', message: `remote Service ${remoteKey}: ${text}` });
+        const now = new Set(warnings.map((w) => `${w.reason} ${w.message}`));
+        for (const warning of warnings) {
+            if (before?.has(`${warning.reason} ${warning.message}`)) continue;
+            this.deps.event({ type: 'Warning', reason: warning.reason, message: `remote Service ${remoteKey}: ${warning.message}` });
+        }
+        this.warned.set(remoteKey, now);
     }
 
     /** The entry in the stored status, so a restart keeps the transition times of listed entries. */
@@ -159,7 +167,8 @@ export class LinkStatusBook {
         }
         const resolution = source.entries ? gatewayResolutionStatus(source.entries, source.nameStates, this.now(), this.deps.policy) : undefined;
         const mirrors = mirrorsReport(this.entries.values());
-        const conditions = [...early, servicesMirroredCondition(mirrors.summary, previous(SERVICES_MIRRORED_CONDITION), this.now())];
+        const limit = source.limit && mirrorLimitCondition(source.limit.max, source.limit.exported, previous(MIRROR_LIMIT_CONDITION), this.now());
+        const conditions = [...early, servicesMirroredCondition(mirrors.summary, previous(SERVICES_MIRRORED_CONDITION), this.now()), ...(limit ? [limit] : [])];
         const desired = desiredLinkStatus(mirrors, resolution, conditions);
         const ours = this.written?.uid === uid ? this.written.status : undefined;
         const interval = recordIntervalMs(this.deps.policy);

@@ -35,7 +35,7 @@ import {
     mirrorServiceName,
 } from './mirror.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
-import type { MirrorOutcome } from './status.js';
+import type { MirrorOutcome, MirrorWarning } from './status.js';
 import type { EnsuredService } from './sync-headless.js';
 import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
@@ -98,7 +98,7 @@ export class MirrorSync implements MirrorWrites {
         const named = mirrorServiceName(remoteName, cluster);
         const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
         // Whatever becomes of the mirror, refused remote addresses are told (none reach a slice).
-        const warnings = mode === 'none' ? [] : remoteEndpointWarnings(remoteSlices);
+        const warnings: MirrorWarning[] = mode === 'none' ? [] : remoteEndpointWarnings(remoteSlices).map((message) => ({ reason: 'RemoteEndpointsRefused', message }));
         const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
             namespace,
             remoteName,
@@ -112,8 +112,7 @@ export class MirrorSync implements MirrorWrites {
         const name = named.name;
         // Ours: a mirror of this Link (never another Link's, nor an endpoint mirror of the same name).
         const ours: OwnerCheck = (svc) => mirrorOwnerProblem(svc, link);
-        // Past --max-mirrors-per-link the youngest exports are not mirrored (the Link's MirrorLimitReached says how many).
-        if (mode === 'none' || source.admitted?.(namespace, remoteName) === false) {
+        if (mode === 'none') {
             await this.deleteMirror(namespace, name, cluster, undefined, ours);
             return null;
         }
@@ -121,6 +120,12 @@ export class MirrorSync implements MirrorWrites {
         if (problem !== null) {
             await this.deleteMirror(namespace, name, cluster, undefined, ours);
             return outcome(false, 'InvalidService', problem);
+        }
+        // Past --max-mirrors-per-link the youngest exports are not mirrored, nor listed one by
+        // one (there may be 100 000): the Link's MirrorLimitReached condition counts them.
+        if (source.admitted?.(namespace, remoteName) === false) {
+            await this.deleteMirror(namespace, name, cluster, undefined, ours);
+            return null;
         }
         if (!(await this.ensureNamespace(namespace, cluster))) {
             return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
@@ -134,7 +139,7 @@ export class MirrorSync implements MirrorWrites {
         const mirror = ensured.service;
         const where = `${namespace}/${name}`;
         if (headless) {
-            const problems = await syncHeadlessMirror(this, {
+            const { problems, notOwned } = await syncHeadlessMirror(this, {
                 link,
                 remote: remote!,
                 remoteSlices,
@@ -142,6 +147,7 @@ export class MirrorSync implements MirrorWrites {
                 gatewayAddresses: (families) => source.gatewayAddresses(families, (this.deps.now ?? Date.now)()),
                 gatewayAlive: source.gatewayAlive,
             });
+            warnings.push(...notOwned.map((message) => ({ reason: 'NotOwned' as const, message })));
             return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...problems].join('; '), name);
         }
         await deleteEndpointMirrors(this, namespace, name, cluster);

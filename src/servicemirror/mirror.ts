@@ -20,6 +20,7 @@ import {
 } from './keys.js';
 import { matchesSelector } from './selector.js';
 import { usableEndpointIP } from '../ip/address.js';
+import { metadataProblem, portsProblem } from './mirror-validate.js';
 
 export * from './keys.js';
 
@@ -69,7 +70,10 @@ export function mirrorProblem(remote: V1Service, link: Link): string | null {
     if (remote.spec?.type === 'ExternalName') return 'ExternalName Services have no endpoints to mirror';
     // A ClusterIP Service without ports is refused by the apiserver.
     if ((remote.spec?.ports ?? []).length === 0) return 'the Service exposes no ports';
-    return null;
+    return (
+        portsProblem(remote.spec?.ports ?? []) ??
+        metadataProblem(copiedLabels(remote.metadata?.labels, link.spec.excludedLabels), copiedAnnotations(remote.metadata?.annotations, link.spec.excludedAnnotations))
+    );
 }
 
 /**

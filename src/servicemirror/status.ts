@@ -22,8 +22,16 @@ export interface MirrorOutcome {
     message: string;
     /** The mirror Service, once it exists. */
     localName?: string;
-    /** Remote endpoint addresses left out, one line per remote EndpointSlice (remoteEndpointWarnings). */
-    warnings?: string[];
+    /**
+     * What was left out of a mirror, each a Warning Event once: remote endpoint addresses (one
+     * per remote EndpointSlice, remoteEndpointWarnings), endpoint mirrors whose name is taken.
+     */
+    warnings?: MirrorWarning[];
+}
+
+export interface MirrorWarning {
+    reason: 'RemoteEndpointsRefused' | 'NotOwned';
+    message: string;
 }
 
 /**
@@ -120,6 +128,20 @@ export function servicesMirroredCondition(summary: MirrorSummary, previous: Link
     const more = summary.notListed > 0 ? `the first ${summary.notMirrored - summary.notListed} are` : 'each is';
     const message = `${summary.notMirrored} of ${summary.services} exported remote Services are not mirrored (${reasons}); ${more} listed in status.mirrorServices, and the Link's Warning Events say why`;
     return { type: SERVICES_MIRRORED_CONDITION, status, lastTransitionTime, reason: 'NotAllMirrored', message };
+}
+
+export const MIRROR_LIMIT_CONDITION = 'MirrorLimitReached';
+
+/**
+ * MirrorLimitReached=True while the remote exports more Services than --max-mirrors-per-link
+ * (only the oldest `max` are mirrored); absent otherwise, so Links within their limit keep
+ * the status they had. Its transition time is kept from `previous`.
+ */
+export function mirrorLimitCondition(max: number, exported: number, previous: LinkCondition | undefined, now: number): LinkCondition | undefined {
+    if (exported <= max) return undefined;
+    const lastTransitionTime = previous?.type === MIRROR_LIMIT_CONDITION && previous.status === 'True' ? previous.lastTransitionTime : rfc3339(now);
+    const message = `the remote exports ${exported} Services, more than --max-mirrors-per-link=${max}: the ${max} oldest (by creation time, then namespace/name) are mirrored, the other ${exported - max} are not`;
+    return { type: MIRROR_LIMIT_CONDITION, status: 'True', lastTransitionTime, reason: 'TooManyExports', message };
 }
 
 /** Whether the remote cluster can be read now, and since when. */

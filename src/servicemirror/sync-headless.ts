@@ -36,19 +36,21 @@ export interface HeadlessSyncInput {
     gatewayAlive: boolean;
 }
 
-/** Returns the hostnames left out, and why (for the Link status message). */
-export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSyncInput): Promise<string[]> {
+/** Returns the hostnames left out, and why (for the Link status message), and the endpoint mirror names taken by Services not ours. */
+export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSyncInput): Promise<{ problems: string[]; notOwned: string[] }> {
     const { link, remote, mirror } = input;
     const namespace = mirror.metadata!.namespace!;
     const cluster = link.spec.targetClusterName;
     const plan = desiredEndpointMirrors(remote, link, input.remoteSlices);
     const problems = [...plan.problems];
+    const notOwned: string[] = [];
     const stored = new Map<string, V1Service>();
     for (const want of plan.mirrors) {
         const name = want.service.metadata!.name!;
         const ensured = await writes.ensureService(namespace, name, want.service, (svc) => mirrorOwnerProblem(svc, link, mirror.metadata!.name!));
         if ('problem' in ensured) {
             problems.push(`hostname ${JSON.stringify(want.hostname)}: ${ensured.problem}`);
+            if (ensured.reason === 'NotOwned') notOwned.push(`hostname ${JSON.stringify(want.hostname)} has no endpoint mirror: ${ensured.problem}`);
             continue;
         }
         stored.set(want.hostname, ensured.service);
@@ -63,7 +65,7 @@ export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSy
     }
     await deleteEndpointMirrors(writes, namespace, mirror.metadata!.name!, cluster, new Set([...stored.values()].map((s) => s.metadata!.name!)));
     await writes.applySlices(mirror, headlessMirrorGroups({ mirror, link, remoteSlices: input.remoteSlices, endpointMirrors: stored }));
-    return problems;
+    return { problems, notOwned };
 }
 
 /** Deletes the endpoint mirrors of headless mirror `headlessName` except those in `keep`. */
