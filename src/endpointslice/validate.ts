@@ -141,6 +141,13 @@ function hintsProblems(endpoint: V1Endpoint, at: string, problems: string[]): vo
  * SetDefaults_EndpointPort) before validation. The port number has no rule there: a value
  * outside int32 fails decoding; we also refuse 0 and over 65535, which no source port has.
  */
+/** What the apiserver says of a slice's port list alone (the service mirror asks it of remote slices whose ports it copies). */
+export function slicePortsProblems(ports: DiscoveryV1EndpointPort[]): string[] {
+    const problems: string[] = [];
+    portsProblems(ports, problems);
+    return problems;
+}
+
 function portsProblems(ports: DiscoveryV1EndpointPort[], problems: string[]): void {
     if (ports.length > MAX_PORTS) {
         problems.push(`${ports.length} ports, more than ${MAX_PORTS}`);

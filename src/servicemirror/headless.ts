@@ -8,6 +8,7 @@
 // EndpointSlices and write EndpointSlices, and say below where that translation chose.
 import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { isDNS1123Label } from '../endpointslice/names.js';
+import { slicePortsProblems } from '../endpointslice/validate.js';
 import { normalisePorts, portMapKey } from '../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { usableEndpointIP } from '../ip/address.js';
@@ -39,6 +40,7 @@ export interface RemoteHost {
 export function remoteHosts(remoteSlices: readonly V1EndpointSlice[]): RemoteHost[] {
     const ready = new Map<string, boolean>();
     for (const slice of remoteSlices) {
+        if (!hasValidPorts(slice)) continue;
         for (const endpoint of slice.endpoints ?? []) {
             // An endpoint at no usable address (127.0.0.1, 169.254.169.254) is no pod to name.
             if (!endpoint.hostname || !hasUsableAddress(endpoint)) continue;
@@ -46,6 +48,11 @@ export function remoteHosts(remoteSlices: readonly V1EndpointSlice[]): RemoteHos
         }
     }
     return [...ready.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([hostname, isReady]) => ({ hostname, ready: isReady }));
+}
+
+/** Whether the apiserver would take this remote slice's ports in a slice of ours (headless mirrors copy them). */
+export function hasValidPorts(slice: V1EndpointSlice): boolean {
+    return slicePortsProblems(slice.ports ?? []).length === 0;
 }
 
 /**
@@ -167,6 +174,8 @@ export function headlessMirrorGroups(input: HeadlessGroupsInput): MirrorGroups {
     const groups = new Map<string, DesiredGroup & { byHost: Map<string, V1Endpoint> }>();
     const slices = [...input.remoteSlices].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
     for (const slice of slices) {
+        // Its ports are copied into ours: a list the apiserver refuses would make our slice refused too.
+        if (!hasValidPorts(slice)) continue;
         const ports = normalisePorts(slice.ports);
         for (const endpoint of slice.endpoints ?? []) {
             const hostname = endpoint.hostname;
