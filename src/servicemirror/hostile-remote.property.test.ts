@@ -209,7 +209,7 @@ describe('the mirror planner under hostile remote objects', () => {
                 seen.mirrored++;
                 const mirror = stored(desired, 1);
                 if (!headless) {
-                    const gatewayAddresses = [{ address: '192.0.2.7', family: 4 as const, ready: true }];
+                    const gatewayAddresses = [{ address: '192.0.2.7', family: 'IPv4' as const, ready: true }];
                     const sliced = mirrorPlan({ mirror, link, gatewayAddresses, remoteHasReadyEndpoints: hasReadyEndpoints(slices), gatewayAlive: true }, []);
                     assertValidSlices(sliced.creates, mirror, 'a mirror slice');
                     for (const slice of sliced.creates) for (const e of slice.endpoints) assert.deepEqual(e.addresses, ['192.0.2.7']);
