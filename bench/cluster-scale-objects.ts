@@ -2,7 +2,7 @@
 // and addressed the same way everywhere, and the reads a controller's informers make of them at start-up.
 import type { BenchCluster } from './local-cluster.js';
 import { collectionPath, ExternalWorkloads, Services } from '../src/kube/resources.js';
-import { inParallel } from './parallel.js';
+import { inParallel } from './async.js';
 
 /** How many workloads are created at a time. */
 const CONCURRENCY = 16;

@@ -18,7 +18,7 @@ import { createClusterScaleObjects, slicesFor, sliceSizesOf, wlName, type Servic
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { busyPercent, coreSplit, describeSplit, splitClusterCores, type CoreLayout } from './core-layout.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import { median, percentile, type Report } from './stats.js';
 import { ObjectWatch, Waiters, type WatchEventType } from './watch.js';
 import { apiserverWriteRate, pairBaseline, spendWindow, type PairSide } from './write-baselines.js';
@@ -39,7 +39,6 @@ const CHURN_IN_FLIGHT = 16;
 /** (baseline, fresh controller's initial sync) pairs after the main run: their ratios and the median. */
 const SYNC_PAIRS = Number(process.env.BENCH_SYNC_PAIRS ?? 5);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const svcName = (i: number) => `svc-${String(i % SERVICES).padStart(4, '0')}`;
 /** Every slice of our controller in the namespace, with per-endpoint readiness and waiters. */
 class EndpointWatch {

@@ -7,7 +7,7 @@ import { DEFAULT_MANAGED_BY, type ExternalWorkloadsController } from '../src/ext
 import { installCrds } from '../src/testing/crds.js';
 import { createService, createWorkload, metricValue, runExternalWorkloads, setReady, type RunningController } from '../test/integration/support.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import { SliceWatch } from './watch.js';
 import { median, type Report } from './stats.js';
 
@@ -20,7 +20,6 @@ const RESYNC_PERIODS = 3;
 /** Longer than the controller's 1 s requeue after its own slice events: any follow-up write lands in the window. */
 const SETTLE_MS = 1_500;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const workloadName = (i: number) => `vm-${String(i).padStart(4, '0')}`;
 
 const endpointsOf = (slices: V1EndpointSlice[]) => slices.flatMap((s) => s.endpoints ?? []);

@@ -13,7 +13,7 @@ import { collectionPath, ExternalWorkloads } from '../src/kube/resources.js';
 import { installCrds } from '../src/testing/crds.js';
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import type { Report } from './stats.js';
 
 const BENCHMARK = 'health-checks';
@@ -27,7 +27,6 @@ const STEADY_WINDOW_MS = 60_000;
 const SETTLE_MS = 15_000;
 const METRIC = 'mesh_endpoints_external_workloads_';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Addresses from 10/8, one per workload; never connected to. */
 const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;
 

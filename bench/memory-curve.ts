@@ -12,7 +12,7 @@ import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../
 import { installCrds } from '../src/testing/crds.js';
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import type { Report } from './stats.js';
 
 const BENCHMARK = 'memory-curve';
@@ -28,7 +28,6 @@ const CREATE_CONCURRENCY = 32;
 const SETTLE_S = 20;
 const MB = 2 ** 20;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const serviceName = (i: number) => `svc-${String(i).padStart(5, '0')}`;
 /** Addresses from 10/8, one per workload; never connected to. */
 const ipOf = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${(n & 255) || 1}`;

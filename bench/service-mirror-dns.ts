@@ -19,6 +19,7 @@ import {
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { SliceWatch } from './watch.js';
 import { median, type Report } from './stats.js';
+import { sleep } from './async.js';
 
 const BENCHMARK = 'service-mirror-dns';
 const GATEWAY = 'gw.bench.test';
@@ -30,7 +31,6 @@ const STEADY_TTLS = 5;
 /** runServiceMirror's statusDelayMs: Link status changes within it make one write. */
 const STATUS_DELAY_MS = 200;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const gatewayIp = (i: number) => `192.0.2.${30 + i}`;
 
 async function measure(env: MirrorEnv, running: RunningMirror, report: Report): Promise<void> {

@@ -21,7 +21,7 @@ import { apiserverMetrics, apiserverRequestSums, apiserverWrites, createLink, EX
 import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { ObjectWatch, Waiters, type WatchEventType } from './watch.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import type { Report } from './stats.js';
 
 const BENCHMARK = 'service-mirror-scale';
@@ -42,7 +42,6 @@ const SETTLE_MS = 3_000;
 const MIRROR_TIMEOUT_MS = 15 * 60_000;
 const LOCAL_RESOURCES = ['services', 'endpointslices', 'links', 'events', 'leases', 'namespaces', 'secrets'];
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const namespaceOf = (i: number) => `mirror-bench-${i % NAMESPACES}`;
 const serviceOf = (i: number) => `svc-${String(i).padStart(4, '0')}`;
 const gatewayName = (link: string) => `gw-${link}.bench.test`;

@@ -8,10 +8,10 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
 import { collectionPath, EndpointSlices } from '../src/kube/resources.js';
 import type { KubeObject } from '../src/kube/store.js';
+import { sleep } from './async.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ObjectWatch<T extends KubeObject> {
     private readonly abort = new AbortController();

@@ -9,10 +9,9 @@ import { apiserverSpend, collectApiserverGarbage, spentSince, type ApiserverSpen
 import { ipOf, listAsInformers, wlName } from './cluster-scale-objects.js';
 import { machineCpuSeconds, type CpuSeconds } from './controller-process.js';
 import type { BenchCluster } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel, sleep } from './async.js';
 import type { Report } from './stats.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * EndpointSlice writes per second this apiserver takes from one client at the controller's
