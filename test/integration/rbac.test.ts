@@ -3,19 +3,27 @@
 // converges, refused nothing; then once per rule, with that one rule taken out, the apiserver
 // refuses the controller what the rule grants. The local apiservers run the
 // OwnerReferencesPermissionEnforcement admission plugin, so services/finalizers is proved too.
+// The service mirror serves MCS here (its CRDs and a ClusterProperty), so its rules are proved too.
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { EventRecorder } from '../../src/kube/events.js';
 import { logFn, newLogger } from '../../src/kube/log.js';
 import { ApiError, type RequestOpts } from '../../src/kube/rest.js';
-import { objectPath, Services } from '../../src/kube/resources.js';
+import { collectionPath, objectPath, Services } from '../../src/kube/resources.js';
+import { CLUSTER_ID_PROPERTY, ClusterProperties, ServiceExports, type ServiceExport } from '../../src/servicemirror/mcs/types.js';
+import { installMcsCrds } from '../../src/testing/crds.js';
 import { applyObjects, renderChart, type ManifestObject } from '../../src/testing/chart.js';
-import { eventually, type TestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, type TestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, deleteRemoteService, endpointsOf, mirrorService, pairedNamespace, patchRemoteService, runServiceMirror, startMirrorEnv } from './mirror-support.js';
 import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf, workloadReady } from './support.js';
 
 const env = await startMirrorEnv('rbac');
+// MCS is served here (its CRDs, and this cluster named by its ClusterProperty), so its rules are proved too.
+await setUp('the MCS CRDs and the ClusterProperty', async () => {
+    await installMcsCrds(env.local.admin);
+    await env.local.admin.create(collectionPath(ClusterProperties), { apiVersion: 'about.k8s.io/v1alpha1', kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: 'local' } });
+});
 
 const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
@@ -161,6 +169,9 @@ describe('the chart RBAC, service-mirror', () => {
         await createRemoteService(env, ns, 'web');
         // Its namespace exists only there: a Warning Event on the Link.
         await createRemoteService(env, await env.remote.namespace('remote-only'), 'lonely');
+        // A local export: its ServiceImport, derived Service and both statuses to write.
+        await env.local.admin.create(collectionPath(Services, ns), { metadata: { name: 'hello' }, spec: { ports: [{ name: 'http', port: 80 }] } });
+        await env.local.admin.create(collectionPath(ServiceExports, ns), { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'hello' } });
         return ns;
     };
 
@@ -168,8 +179,12 @@ describe('the chart RBAC, service-mirror', () => {
         const { namespace, objects } = await chartRbac(env.local, component);
         const rest = await grant(env.local, namespace, objects);
         const ns = await scenario(namespace);
-        const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true });
+        const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true, mcs: {} });
         await eventually('the mirror with its endpoint', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.1 ready');
+        await eventually('the export imported, its status written', async () => {
+            const exp = await env.local.admin.get<ServiceExport>(objectPath(ServiceExports, ns, 'hello'));
+            return exp.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+        });
         await eventually('the Link status written', async () => (rest.counts.PATCH ?? 0) > 0);
         await patchRemoteService(env, ns, 'web', { spec: { ports: [{ name: 'http', port: 80 }, { name: 'admin', port: 9990 }] } });
         await eventually('the mirror updated', async () => (await mirrorService(env, ns, 'web-east'))?.spec?.ports?.length === 2);
@@ -178,7 +193,8 @@ describe('the chart RBAC, service-mirror', () => {
         await running.stop();
         assert.deepEqual(rest.forbidden, [], 'nothing refused');
         t.diagnostic(`granted and not used here: ${unused(objects, rest.used)}`);
-        assert.deepEqual(running.controller.informers.map((i) => i.stats.errors), running.controller.informers.map(() => 0), 'no list or watch failed');
+        const informers = [...running.controller.informers, ...running.controller.optionalInformers];
+        assert.deepEqual(informers.map((i) => i.stats.errors), informers.map(() => 0), 'no list or watch failed');
     });
 
     it('needs every rule: without one, the apiserver refuses what it grants', async (t) => {
@@ -189,7 +205,7 @@ describe('the chart RBAC, service-mirror', () => {
             const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
             const rest = await grant(env.local, namespace, fewer);
             await scenario(namespace);
-            const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true, waitForSync: false });
+            const running = await runServiceMirror(env, namespace, { rest, events: silentEvents(rest), leaderElection: true, waitForSync: false, mcs: {} });
             await eventually(`a refusal without ${rule}`, () => refusalFor(rest.forbidden, resources) !== undefined, 30_000).finally(() => running.stop());
             t.diagnostic(`without ${rule}: ${refusalFor(rest.forbidden, resources)}`);
         }
