@@ -237,6 +237,14 @@ describe('planImport: conflicts (the oldest export wins)', () => {
         }
     });
 
+    it('ports only some clusters export: the union, and a PortConflict', () => {
+        const westSvc = service({ ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'stcp', port: 142, protocol: 'SCTP' }] });
+        const { plan, state } = converge([local(exported(older)), remote(exported(newer), westSvc)]);
+        assert.deepEqual(state.existingImport?.spec?.ports?.map((p) => p.name), ['stcp', 'tcp', 'udp']);
+        assert.equal(condition(plan, 'east', 'Conflict')?.reason, 'PortConflict');
+        assert.equal(condition(plan, 'west', 'Conflict')?.status, 'True');
+    });
+
     it('the winner is the older export whichever cluster it is in', () => {
         const westSvc = service({ ports: [{ name: 'tcp', port: 43, protocol: 'TCP' }] });
         const { state } = converge([local(exported(newer)), remote(exported(older), westSvc)]);

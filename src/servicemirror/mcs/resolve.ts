@@ -68,6 +68,7 @@ export function importPorts(service: V1Service): ImportPort[] {
 }
 
 const portKey = (p: ImportPort) => `${p.port}/${p.protocol}/${p.appProtocol ?? ''}`;
+const portKeyNamed = (p: ImportPort) => `${p.name ?? ''}=${portKey(p)}`;
 const sameMap = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 export interface Conflict {
@@ -90,7 +91,8 @@ export interface Resolution {
  * are the union by name; a port another cluster gives a different number, protocol or app
  * protocol under the same name keeps the winner's (the older cluster's), and a port whose
  * number and protocol an older one already uses is left out (the derived Service could not
- * hold both).
+ * hold both). Port lists that differ at all are a PortConflict: the union serves ports some
+ * exporting clusters do not.
  */
 export function resolveImport(exporters: readonly Exporter[]): Resolution {
     const winner = exporters[0]!;
@@ -120,6 +122,9 @@ export function resolveImport(exporters: readonly Exporter[]): Resolution {
             used.add(number);
         }
         if (exporter === winner) continue;
+        // Ports the winner lacks, or lacks another's: the import serves their union, reported (the KEP, and the suite).
+        const own = (svc: V1Service) => importPorts(svc).map(portKeyNamed).sort().join();
+        if (own(s) !== own(w)) conflict('PortConflict', 'the port list', exporter.cluster);
         if (isHeadless(s) !== isHeadless(w)) conflict('TypeConflict', 'headlessness', exporter.cluster);
         if (sessionAffinityOf(s) !== sessionAffinityOf(w)) conflict('SessionAffinityConflict', 'sessionAffinity', exporter.cluster);
         else if (sessionAffinityConfigOf(s) !== sessionAffinityConfigOf(w)) conflict('SessionAffinityConfigConflict', 'sessionAffinityConfig', exporter.cluster);
