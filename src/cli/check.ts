@@ -1,26 +1,44 @@
 // `mesh-endpoints check`: preflight and health, as `linkerd check`: the CRDs at the expected
 // versions, one live leader per controller Lease, the caller's rights (SelfSubjectAccessReview),
-// for every Link its remote reachable with its own credentials and its gateway resolving, and
-// whether MCS is served here (its CRDs, this cluster's name) and what each ServiceExport says.
+// for every Link its remote reachable with its own credentials, what each remote reader's
+// token may do there (the service mirror's, and Linkerd destination's when the Link enables
+// remote discovery or federated Services), and its gateway resolving, and whether MCS is
+// served here (its CRDs, this cluster's name) and what each ServiceExport says.
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
 import type { Command } from 'commander';
 import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { isNotFound, KubeRest } from '../kube/rest.js';
-import { collectionPath, EndpointSlices, Leases, objectPath, Services } from '../kube/resources.js';
+import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
-import { readLinkCredentials } from '../servicemirror/credentials.js';
+import type { KubeConfig } from '../kube/kubeconfig.js';
+import { credentialsFromSecret, readLinkCredentials } from '../servicemirror/credentials.js';
+import { CREDENTIALS_SECRET_TYPE } from '../servicemirror/link.js';
+import {
+    DESTINATION_CLUSTER_DOMAIN_ANNOTATION,
+    DESTINATION_CLUSTER_NAME_LABEL,
+    DESTINATION_RIGHTS,
+    DESTINATION_TRUST_DOMAIN_ANNOTATION,
+    MIRROR_RIGHTS,
+    type RemoteRight,
+} from '../servicemirror/remote-access.js';
+import { credentialsSecretName } from './link-gen.js';
 import {
     accessCheck,
     accessNeeds,
     anyFailed,
     crdChecks,
+    destinationChecks,
+    destinationModes,
     EXPECTED_CRDS,
     leaseCheck,
     linkChecks,
+    remoteAccessCheck,
     type AccessNeed,
     type CheckResult,
     type CrdObject,
+    type DestinationCredentials,
     type LeaseObject,
+    type RemoteAccessAnswer,
     type RemoteProbe,
 } from '../ops/checks.js';
 import { checksText } from '../ops/format.js';
@@ -35,6 +53,7 @@ interface Flags extends OperatorFlags {
     controllerNamespace: string;
     externalWorkloadsLease: string;
     remoteTimeout: number;
+    controlPlaneNamespace: string;
     allowKubeconfigExec?: boolean;
     allowInsecureRemoteTls?: boolean;
 }
@@ -47,6 +66,7 @@ export function checkCommand(program: Command): void {
         .option('--controller-namespace <ns>', "namespace of the external-workloads controller's Lease", 'mesh-endpoints')
         .option('--external-workloads-lease <name>', "the external-workloads controller's Lease (its --lease-name)", EXTERNAL_WORKLOADS_LEASE)
         .addOption(durationOption('--remote-timeout <duration>', "how long to wait for each Link's remote apiserver", 5_000))
+        .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace, where the destination's Secret of each Link's cluster is", 'linkerd')
         .option(ALLOW_EXEC_FLAG, "accept (and run) what the service mirror accepts with the same flag in a Link's credentials: exec plugins, auth providers, local files")
         .option(ALLOW_INSECURE_TLS_FLAG, "accept what the service mirror accepts with the same flag in a Link's credentials: insecure-skip-tls-verify, http:// servers")
         .action((flags: Flags) =>
@@ -87,14 +107,26 @@ async function run(flags: Flags): Promise<boolean> {
             if (lease) results.push(leaseCheck(controller, ref, lease.l, Date.now(), required));
         }
 
-        const needs = accessNeeds(flags.namespace, flags.controllerNamespace);
+        const needs = accessNeeds(flags.namespace, flags.controllerNamespace, flags.controlPlaneNamespace);
         results.push(accessCheck('you may read what status, gateways and check read', await review(rest, needs.read), true));
         results.push(accessCheck('you may delete what unlink --apply deletes', await review(rest, needs.unlink), false));
 
+        const policy = { allowExec: flags.allowKubeconfigExec === true, allowInsecureTls: flags.allowInsecureRemoteTls === true };
         for (const [i, report] of (view?.reports ?? []).entries()) {
-            const policy = { allowExec: flags.allowKubeconfigExec === true, allowInsecureTls: flags.allowInsecureRemoteTls === true };
-            const remote = report.invalid ? undefined : await probeRemote(rest, flags.namespace, view!.links![i], flags.remoteTimeout, policy);
-            results.push(...linkChecks(report, remote));
+            const link = view!.links![i];
+            if (report.invalid) {
+                results.push(...linkChecks(report, undefined));
+                continue;
+            }
+            const category = `Link ${report.namespace}/${report.name}`;
+            const mirror = await probeRemote(rest, flags.namespace, link, flags.remoteTimeout, policy);
+            results.push(...linkChecks(report, mirror.probe));
+            if (mirror.kubeConfig) results.push(await accessOfReader(category, 'the service mirror', mirror.kubeConfig, MIRROR_RIGHTS, flags.remoteTimeout));
+            const modes = destinationModes(link);
+            if (modes.length > 0) {
+                const found = await destinationCredentials(rest, flags.controlPlaneNamespace, report.targetClusterName, policy, flags.remoteTimeout);
+                results.push(...destinationChecks(category, modes, found));
+            }
         }
         const mcs = await read('Multi-Cluster Services', 'the ServiceExports and ServiceImports', () => readMcs(rest));
         const property = await read('Multi-Cluster Services', `ClusterProperty ${CLUSTER_ID_PROPERTY}`, () =>
@@ -134,18 +166,74 @@ async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: Acce
  * mirror loads it (a refused one is reported in the words of its RemoteCredentialsValid
  * condition, and never used): credentials made by Linkerd's own `link` may lack the EndpointSlices.
  */
-async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number, policy: KubeconfigPolicy): Promise<RemoteProbe> {
+async function probeRemote(rest: KubeRest, namespace: string, link: unknown, timeoutMs: number, policy: KubeconfigPolicy): Promise<{ probe: RemoteProbe; kubeConfig?: KubeConfig }> {
     const secretName = (link as { spec?: { clusterCredentialsSecret?: string } }).spec?.clusterCredentialsSecret ?? '';
     const credentials = await readLinkCredentials(rest, namespace, secretName, policy).catch((err: Error) => err);
-    if (credentials instanceof Error) return { ok: false, error: `reading credentials Secret ${namespace}/${secretName}: ${credentials.message}` };
-    if ('problem' in credentials) return { ok: false, error: credentials.problem.message, refused: credentials.problem.refused !== undefined };
+    if (credentials instanceof Error) return { probe: { ok: false, error: `reading credentials Secret ${namespace}/${secretName}: ${credentials.message}` } };
+    if ('problem' in credentials) return { probe: { ok: false, error: credentials.problem.message, refused: credentials.problem.refused !== undefined } };
     const remote = new KubeRest(credentials.kubeConfig);
     try {
         for (const resource of [Services, EndpointSlices]) await remote.request('GET', collectionPath(resource), { query: { limit: 1 }, timeoutMs });
-        return { ok: true, detail: `${remote.server.origin} lists Services and EndpointSlices` };
+        return { probe: { ok: true, detail: `${remote.server.origin} lists Services and EndpointSlices` }, kubeConfig: credentials.kubeConfig };
     } catch (err) {
-        return { ok: false, error: `${remote.server.origin}: ${(err as Error).message}` };
+        return { probe: { ok: false, error: `${remote.server.origin}: ${(err as Error).message}` } };
     } finally {
         remote.close();
+    }
+}
+
+/** Asks the remote, as the reader's own token, whether it may list and watch each of its rights (cluster-wide). */
+async function reviewRights(kubeConfig: KubeConfig, rights: readonly RemoteRight[], timeoutMs: number): Promise<RemoteAccessAnswer[]> {
+    const remote = new KubeRest(kubeConfig);
+    try {
+        const asks = rights.flatMap((right) => right.verbs.map((verb) => ({ right, verb })));
+        return await Promise.all(
+            asks.map(async ({ right, verb }) => {
+                const review = await remote.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+                    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group: right.group, resource: right.resource } } },
+                    timeoutMs,
+                });
+                return { right, verb, allowed: review.status?.allowed === true };
+            }),
+        );
+    } catch (err) {
+        throw new Error(`asking ${remote.server.origin} what the token may do: ${(err as Error).message}`);
+    } finally {
+        remote.close();
+    }
+}
+
+async function accessOfReader(category: string, reader: string, kubeConfig: KubeConfig, rights: readonly RemoteRight[], timeoutMs: number): Promise<CheckResult> {
+    try {
+        return remoteAccessCheck(category, reader, await reviewRights(kubeConfig, rights, timeoutMs));
+    } catch (err) {
+        return { category, description: `${reader}'s token may list and watch what it reads in the remote cluster`, status: 'fail', detail: (err as Error).message };
+    }
+}
+
+/**
+ * Linkerd destination's Secret for the cluster: as its cluster store wants it (type, cluster
+ * name label, trust and cluster domain annotations), loaded as our own loader loads a
+ * kubeconfig, and its token's rights asked of the remote.
+ */
+async function destinationCredentials(rest: KubeRest, namespace: string, cluster: string, policy: KubeconfigPolicy, timeoutMs: number): Promise<DestinationCredentials> {
+    const name = credentialsSecretName(cluster);
+    const secretRef = `${namespace}/${name}`;
+    type Secret = { type?: string; metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> };
+    const secret = await getOrUndefined<Secret>(rest, objectPath(Secrets, namespace, name)).catch((err: Error) => err);
+    if (secret instanceof Error) return { found: 'unusable', secret: secretRef, error: `reading it: ${secret.message}` };
+    if (!secret) return { found: 'no', secret: secretRef };
+    const problems = [
+        ...(secret.type === CREDENTIALS_SECRET_TYPE ? [] : [`its type is ${secret.type ?? 'none'}, not ${CREDENTIALS_SECRET_TYPE}`]),
+        ...(secret.metadata?.labels?.[DESTINATION_CLUSTER_NAME_LABEL] === cluster ? [] : [`it is not labelled ${DESTINATION_CLUSTER_NAME_LABEL}=${cluster}`]),
+        ...[DESTINATION_TRUST_DOMAIN_ANNOTATION, DESTINATION_CLUSTER_DOMAIN_ANNOTATION].filter((a) => !secret.metadata?.annotations?.[a]).map((a) => `it has no ${a} annotation`),
+    ];
+    if (problems.length > 0) return { found: 'unusable', secret: secretRef, error: `the destination skips it: ${problems.join(', ')}` };
+    const credentials = credentialsFromSecret(namespace, name, secret, policy);
+    if ('problem' in credentials) return { found: 'unusable', secret: secretRef, error: credentials.problem.message };
+    try {
+        return { found: 'yes', secret: secretRef, answers: await reviewRights(credentials.kubeConfig, DESTINATION_RIGHTS, timeoutMs) };
+    } catch (err) {
+        return { found: 'unusable', secret: secretRef, error: (err as Error).message };
     }
 }

@@ -28,6 +28,13 @@ export function durationFlag(text: string): number {
     return ms;
 }
 
+/** `--flag` alone is true; `--flag=false` too is accepted, as Linkerd's Go flags do. */
+export function boolFlag(text: string): boolean {
+    if (text === 'true') return true;
+    if (text === 'false') return false;
+    throw new InvalidArgumentError('expected true or false');
+}
+
 export function intFlag(min: number, max: number) {
     return (text: string): number => {
         const n = Number(text);

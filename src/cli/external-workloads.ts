@@ -10,7 +10,7 @@ import type { ControllerDeps } from '../kube/manager.js';
 import type { CertificateSource } from '../webhook/certificates.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../webhook/conversion-webhook.js';
 import { parseWebhookService, type WebhookService } from '../webhook/crd-conversion.js';
-import { controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import { boolFlag, controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 
 interface Flags extends ControllerFlags {
@@ -84,11 +84,6 @@ export function externalWorkloadsCommand(program: Command): void {
                 (deps) => (flags.webhookAddr ? [conversionWebhook(flags, flags.webhookAddr, deps)] : []),
             ).catch(fail),
         );
-}
-
-function boolFlag(text: string): boolean {
-    if (text === 'true' || text === 'false') return text === 'true';
-    throw new InvalidArgumentError('must be true or false');
 }
 
 function probeFlag(text: string): ProbeTarget {

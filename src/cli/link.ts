@@ -1,20 +1,26 @@
 // `mesh-endpoints link`: prepares a remote cluster to be mirrored and prints what the local
-// cluster needs (credentials Secret + Link) as YAML, for `kubectl apply -f -`.
+// cluster needs as YAML, for `kubectl apply -f -`: the service mirror's credentials Secret,
+// Linkerd destination's Secret when the Link enables remote discovery or federated Services
+// (--remote-discovery, --federated; in --control-plane-namespace), and the Link.
 //
-// On the remote cluster it creates a ServiceAccount that may only get/list/watch Services and
-// EndpointSlices (ClusterRole + ClusterRoleBinding, idempotent), and a token for it through
-// the TokenRequest API (POST .../serviceaccounts/NAME/token) with a long expiration
-// (--token-expiration, default one year; the apiserver may shorten it). TokenRequest is used
-// rather than a kubernetes.io/service-account-token Secret because it needs no token
-// controller, which bare control planes (and our test clusters) lack, and the token expires.
-// Run `link` again to get a fresh token before it does; the expiry is printed on stderr.
+// On the remote cluster it creates one ServiceAccount per reader, each bound to a ClusterRole
+// with only what that reader lists and watches (src/servicemirror/remote-access.ts;
+// idempotent), and a token for each through the TokenRequest API (POST
+// .../serviceaccounts/NAME/token) with a long expiration (--token-expiration, default one
+// year; the apiserver may shorten it). TokenRequest is used rather than a
+// kubernetes.io/service-account-token Secret because it needs no token controller, which bare
+// control planes (and our test clusters) lack, and the token expires. Run `link` again to get
+// fresh tokens before they do; the expiry is printed on stderr. Every kubeconfig it writes is
+// first loaded as the service mirror loads it: one the service mirror would refuse is an error.
 import { readFileSync } from 'node:fs';
 import type { V1Service } from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isAlreadyExists, isNotFound, type KubeRest, KubeRest as Rest } from '../kube/rest.js';
-import { collectionPath, Namespaces, objectPath, ServiceAccounts, Services } from '../kube/resources.js';
-import { gatewaySpecFrom, linkYaml, REMOTE_ACCESS_NAME, remoteAccessObjects, remoteKubeconfig } from '../servicemirror/link-gen.js';
-import { durationFlag, fail, loadKubeConfig } from './common.js';
+import { collectionPath, ConfigMaps, Namespaces, objectPath, ServiceAccounts, Services } from '../kube/resources.js';
+import { ALLOW_INSECURE_TLS_FLAG, describeRefusals, loadUntrustedKubeconfig } from '../kube/untrusted-kubeconfig.js';
+import { destinationAccessObjects, gatewaySpecFrom, linkYaml, needsDestination, remoteAccessObjects, remoteKubeconfig, type RemoteKubeconfigInput, type RemoteReaderObjects } from './link-gen.js';
+import { boolFlag, durationFlag, fail, loadKubeConfig } from './common.js';
 
 interface Flags {
     remoteKubeconfig: string;
@@ -24,6 +30,11 @@ interface Flags {
     clusterDomain: string;
     apiServerAddress?: string;
     tokenExpiration: number;
+    remoteDiscovery: boolean;
+    federated: boolean;
+    controlPlaneNamespace: string;
+    trustDomain?: string;
+    allowInsecureRemoteTls: boolean;
 }
 
 const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
@@ -58,11 +69,23 @@ export function linkCommand(program: Command): void {
                 .argParser(durationFlag)
                 .default(365 * 24 * 3_600_000, '8760h'),
         )
+        .option('--remote-discovery [bool]', "the Link selects remote-discovery Services (mirror.linkerd.io/exported=remote-discovery), which Linkerd's destination resolves in the remote cluster: also writes the destination's Secret", boolFlag, true)
+        .option('--federated [bool]', "the Link selects federated Service members (mirror.linkerd.io/federated=member), resolved the same way: also writes the destination's Secret", boolFlag, true)
+        .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace here, where the destination reads its Secret", 'linkerd')
+        .option('--trust-domain <domain>', "the remote's identity trust domain, for the destination's Secret (default: the remote's linkerd-config, else cluster.local)")
+        .option(`${ALLOW_INSECURE_TLS_FLAG} [bool]`, 'write a kubeconfig that skips TLS verification or uses http://, as the remote kubeconfig does (only a service mirror with the same flag accepts it)', boolFlag, false)
         .action((flags: Flags) => run(flags).catch(fail));
 }
 
 async function run(flags: Flags): Promise<void> {
     const kubeConfig = loadKubeConfig(flags.remoteKubeconfig);
+    const cluster = kubeConfig.getCurrentCluster()!;
+    const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : undefined;
+    const kubeconfigOf = (token: string): string =>
+        remoteKubeconfig({ clusterName: flags.clusterName, server: flags.apiServerAddress ?? cluster.server, caPem, insecureSkipTlsVerify: cluster.skipTLSVerify, token } satisfies RemoteKubeconfigInput);
+    // Before anything is created on the remote: what would be written must be accepted.
+    refuseWhatTheMirrorRefuses(kubeconfigOf('placeholder'), flags.allowInsecureRemoteTls);
+    const modes = { remoteDiscovery: flags.remoteDiscovery, federated: flags.federated };
     const remote = new Rest(kubeConfig);
     try {
         const { namespace: gwNamespace, name: gwName } = flags.gatewayService;
@@ -76,36 +99,67 @@ async function run(flags: Flags): Promise<void> {
         const spec = gatewaySpecFrom(gateway);
         if ('error' in spec) throw new Error(spec.error);
 
-        const token = await setUpRemoteAccess(remote, flags.namespace, flags.tokenExpiration);
-        const cluster = kubeConfig.getCurrentCluster()!;
-        const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : undefined;
-        const kubeconfig = remoteKubeconfig({
-            clusterName: flags.clusterName,
-            server: flags.apiServerAddress ?? cluster.server,
-            caPem,
-            insecureSkipTlsVerify: cluster.skipTLSVerify,
-            token: token.token,
-        });
-        process.stdout.write(linkYaml({ clusterName: flags.clusterName, namespace: flags.namespace, clusterDomain: flags.clusterDomain, gateway: spec, kubeconfig }));
+        const mirror = await setUpRemoteAccess(remote, flags.namespace, remoteAccessObjects(flags.namespace), flags.tokenExpiration);
+        const destination = needsDestination(modes) ? await setUpRemoteAccess(remote, flags.namespace, destinationAccessObjects(flags.namespace), flags.tokenExpiration) : undefined;
+        const trustDomain = destination ? (flags.trustDomain ?? (await remoteTrustDomain(remote))) : undefined;
+        process.stdout.write(
+            linkYaml({
+                clusterName: flags.clusterName,
+                namespace: flags.namespace,
+                clusterDomain: flags.clusterDomain,
+                gateway: spec,
+                kubeconfig: kubeconfigOf(mirror.token),
+                modes,
+                destination: destination && { namespace: flags.controlPlaneNamespace, trustDomain: trustDomain!, kubeconfig: kubeconfigOf(destination.token) },
+            }),
+        );
         process.stderr.write(
             `link ${flags.clusterName}: gateway ${spec.gatewayAddress}:${spec.gatewayPort}` +
                 (spec.probeSpec.path ? `, probed at ${spec.probeSpec.path} on port ${spec.probeSpec.port}` : ', not probed (no probe-path annotation)') +
-                `; the remote token expires at ${token.expiresAt}, run link again before then\n`,
+                `; the remote token expires at ${mirror.expiresAt}, run link again before then\n`,
         );
+        if (destination) {
+            process.stderr.write(
+                `link ${flags.clusterName}: Linkerd's destination resolves remote-discovery and federated Services with Secret ${flags.controlPlaneNamespace}/cluster-credentials-${flags.clusterName} ` +
+                    `(trust domain ${trustDomain}); it reads that Secret only when it is created: to give it a new token, delete the Secret before applying\n`,
+            );
+        }
     } finally {
         remote.close();
     }
 }
 
-/** Idempotent: objects that exist are kept (RBAC objects are brought back to what we need). */
-async function setUpRemoteAccess(rest: KubeRest, namespace: string, expirationMs: number): Promise<{ token: string; expiresAt: string }> {
-    const objects = remoteAccessObjects(namespace);
+/** `link` never writes a kubeconfig the service mirror would refuse. */
+function refuseWhatTheMirrorRefuses(kubeconfig: string, allowInsecureTls: boolean): void {
+    const loaded = loadUntrustedKubeconfig(kubeconfig, { allowExec: false, allowInsecureTls });
+    if ('refused' in loaded) {
+        throw new Error(
+            `the credentials would be refused by the service mirror (${describeRefusals(loaded.refused)}): give the remote apiserver an https address whose certificate --remote-kubeconfig verifies (--api-server-address), or pass ${ALLOW_INSECURE_TLS_FLAG} if the service mirror runs with it`,
+        );
+    }
+    if ('invalid' in loaded) throw new Error(`the credentials kubeconfig would not be usable: ${loaded.invalid}`);
+}
+
+/** The remote's identity trust domain, as its linkerd-config says (Linkerd's default when it has none). */
+async function remoteTrustDomain(remote: KubeRest): Promise<string> {
+    try {
+        const config = await remote.get<{ data?: Record<string, string> }>(objectPath(ConfigMaps, 'linkerd', 'linkerd-config'));
+        const values = parse(config.data?.values ?? '') as { identityTrustDomain?: unknown } | null;
+        if (typeof values?.identityTrustDomain === 'string' && values.identityTrustDomain !== '') return values.identityTrustDomain;
+    } catch (err) {
+        if (!isNotFound(err)) throw err;
+    }
+    return 'cluster.local';
+}
+
+/** Idempotent: objects that exist are kept (RBAC objects are brought back to what we need). Returns a new token. */
+async function setUpRemoteAccess(rest: KubeRest, namespace: string, objects: RemoteReaderObjects, expirationMs: number): Promise<{ token: string; expiresAt: string }> {
     await createIfMissing(rest, collectionPath(Namespaces), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await createIfMissing(rest, collectionPath(ServiceAccounts, namespace), objects.serviceAccount);
     await createOrReplace(rest, '/apis/rbac.authorization.k8s.io/v1/clusterroles', objects.clusterRole);
     await createOrReplace(rest, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', objects.clusterRoleBinding);
     const review = await rest.create<{ status: { token: string; expirationTimestamp: string } }>(
-        `${objectPath(ServiceAccounts, namespace, REMOTE_ACCESS_NAME)}/token`,
+        `${objectPath(ServiceAccounts, namespace, objects.serviceAccount.metadata.name)}/token`,
         {
             apiVersion: 'authentication.k8s.io/v1',
             kind: 'TokenRequest',

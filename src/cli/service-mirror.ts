@@ -9,7 +9,7 @@ import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
-import { controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import { boolFlag, controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
     dnsServers?: string[];
@@ -39,13 +39,6 @@ function selectorFlag(text: string): LabelSelector {
     const parsed = parseLabelSelector(text);
     if ('error' in parsed) throw new InvalidArgumentError(parsed.error);
     return parsed;
-}
-
-/** `--flag` alone is true; `--flag=false` too is accepted, as Linkerd's Go flags do. */
-function boolFlag(text: string): boolean {
-    if (text === 'true') return true;
-    if (text === 'false') return false;
-    throw new InvalidArgumentError('expected true or false');
 }
 
 /** Linkerd's form: split on commas, no trimming of keys; "" is no key at all. */

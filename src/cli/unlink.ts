@@ -1,18 +1,20 @@
 // `mesh-endpoints unlink --cluster-name NAME`: prints the removal of a Link, its credentials
-// Secret and its mirrors (Services and EndpointSlices) as YAML, for
-// `kubectl delete --ignore-not-found -f -`, as `linkerd multicluster unlink` does; --apply
-// deletes them itself. The read-only access `link` set up on the remote cluster is not
-// touched (it is the remote's to remove).
+// Secret, Linkerd destination's Secret for that cluster (in --control-plane-namespace) and its
+// mirrors (Services and EndpointSlices) as YAML, for `kubectl delete --ignore-not-found -f -`,
+// as `linkerd multicluster unlink` does; --apply deletes them itself. The read-only access
+// `link` set up on the remote cluster is not touched (it is the remote's to remove).
 import type { Command } from 'commander';
 import { isNotFound } from '../kube/rest.js';
 import { EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
-import { findLink, unlinkObjects, unlinkYaml, type ObjectToDelete } from '../ops/unlink.js';
+import { findLink, unlinkObjects, unlinkYaml, type DestinationSecretObject, type ObjectToDelete } from '../ops/unlink.js';
+import { credentialsSecretName } from './link-gen.js';
 import { fail } from './common.js';
 import { operatorOptions, withClient, type OperatorFlags } from './operator-options.js';
 import { listLinks, readMirrors } from './read.js';
 
 interface Flags extends OperatorFlags {
     clusterName: string;
+    controlPlaneNamespace: string;
     apply?: boolean;
 }
 
@@ -24,6 +26,7 @@ export function unlinkCommand(program: Command): void {
         .description('print the removal of a Link, its credentials Secret and its mirrors, for kubectl delete --ignore-not-found -f -');
     operatorOptions(command, ['yaml', 'json'])
         .requiredOption('--cluster-name <name>', 'the cluster whose Link goes (the Link of that name, else the one targeting it)')
+        .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace, where the destination's Secret for the cluster is", 'linkerd')
         .option('--apply', 'delete them now instead of printing them')
         .action((flags: Flags) => run(flags).catch(fail));
 }
@@ -35,7 +38,12 @@ async function run(flags: Flags): Promise<void> {
         const found = findLink(links, flags.clusterName, flags.namespace);
         if ('error' in found) throw new Error(found.error);
         const { services, slices } = await readMirrors(rest);
-        const objects = unlinkObjects(found.link, services, slices);
+        const cluster = (found.link.spec?.targetClusterName as string | undefined) ?? '';
+        const destination = cluster === '' ? undefined : await rest.get<DestinationSecretObject>(objectPath(Secrets, flags.controlPlaneNamespace, credentialsSecretName(cluster))).catch((err: unknown) => {
+            if (isNotFound(err)) return undefined;
+            throw err;
+        });
+        const objects = unlinkObjects(found.link, services, slices, destination);
         if (!flags.apply) {
             process.stdout.write(flags.output === 'json' ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n` : unlinkYaml(objects));
             return;

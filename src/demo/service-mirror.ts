@@ -116,6 +116,8 @@ export async function serviceMirrorDemo(local: ClusterState, localRest: KubeRest
         await ensureNamespace(localRest, APP_NAMESPACE);
         for (const doc of docs) {
             const resource = doc.kind === 'Secret' ? Secrets : Links;
+            // Linkerd destination's Secret goes to its control-plane namespace (linkerd).
+            await ensureNamespace(localRest, doc.metadata.namespace);
             await localRest.create(collectionPath(resource, doc.metadata.namespace), doc);
             say(`${doc.kind.toLowerCase()}/${doc.metadata.name} created`);
         }

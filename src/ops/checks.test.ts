@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readCrds } from '../testing/crds.js';
-import { accessCheck, accessNeeds, crdChecks, EXPECTED_CRDS, leaseCheck, linkChecks, type CrdObject } from './checks.js';
+import { DESTINATION_RIGHTS, MIRROR_RIGHTS } from '../servicemirror/remote-access.js';
+import { accessCheck, accessNeeds, crdChecks, destinationChecks, destinationModes, EXPECTED_CRDS, leaseCheck, linkChecks, remoteAccessCheck, type CrdObject } from './checks.js';
 import { linkReport } from './links-report.js';
 import { rawLink, type LinkOptions } from './testkit.js';
 
@@ -74,7 +75,7 @@ describe('check: RBAC', () => {
         const answers = read.map((need) => ({ need, allowed: need.resource !== 'secrets' }));
         const result = accessCheck('you may read', answers, true);
         assert.equal(result.status, 'fail');
-        assert.equal(result.detail, 'denied: get secrets in lm (check (remote reachable))');
+        assert.equal(result.detail, "denied: get secrets in lm (check (remote reachable)); get secrets in linkerd (check, unlink (the destination's Secret))");
         assert.equal(accessCheck('you may delete', answers, false).status, 'warn');
         assert.equal(accessCheck('you may read', read.map((need) => ({ need, allowed: true })), true).status, 'ok');
     });
@@ -125,5 +126,40 @@ describe('check: Links', () => {
         const results = linkChecks(linkReport({ link, services: [], slices: [], events: [] }), undefined);
         assert.equal(results.length, 1);
         assert.equal(results[0]!.status, 'fail');
+    });
+});
+
+describe("check: each remote reader's token", () => {
+    const answers = (rights: typeof MIRROR_RIGHTS, denied: string[]) =>
+        rights.flatMap((right) => right.verbs.map((verb) => ({ right, verb, allowed: !denied.includes(`${verb} ${right.resource}`) })));
+
+    it("fails a token that may not watch what its reader reads, saying which mode fails without it", () => {
+        assert.equal(remoteAccessCheck('Link mc/east', 'the service mirror', answers(MIRROR_RIGHTS, [])).status, 'ok');
+        const denied = remoteAccessCheck('Link mc/east', 'the service mirror', answers(MIRROR_RIGHTS, ['watch endpointslices']));
+        assert.equal(denied.status, 'fail');
+        assert.equal(denied.detail, 'denied: watch endpointslices.discovery.k8s.io (without it gateway mirrors (ready endpoints) and headless mirrors (hostnames) fail)');
+    });
+
+    it("looks for the destination's Secret only when the Link enables remote discovery or federation", () => {
+        const link = (spec: object) => ({ spec });
+        assert.deepEqual(destinationModes(link({})), []);
+        assert.deepEqual(destinationModes(link({ remoteDiscoverySelector: { matchLabels: {} } })), []);
+        assert.deepEqual(destinationModes(link({ remoteDiscoverySelector: { matchLabels: { a: 'b' } }, federatedServiceSelector: { matchExpressions: [{ key: 'k', operator: 'Exists' }] } })), [
+            'remote-discovery Services',
+            'federated Services',
+        ]);
+        assert.deepEqual(destinationChecks('Link mc/east', [], { found: 'no', secret: 'linkerd/cluster-credentials-east' }), []);
+    });
+
+    it("fails a missing or unusable destination Secret, and a destination token without its rights, naming the modes that fail", () => {
+        const modes = ['remote-discovery Services', 'federated Services'];
+        const [missing] = destinationChecks('Link mc/east', modes, { found: 'no', secret: 'linkerd/cluster-credentials-east' });
+        assert.equal(missing!.status, 'fail');
+        assert.equal(missing!.detail, "not found: without it Linkerd's proxies cannot resolve the remote-discovery Services and federated Services of this Link");
+        const [unusable] = destinationChecks('Link mc/east', modes.slice(0, 1), { found: 'unusable', secret: 's', error: 'it has no multicluster.linkerd.io/trust-domain annotation' });
+        assert.match(unusable!.detail!, /^it has no multicluster.linkerd.io\/trust-domain annotation: without it Linkerd's proxies cannot resolve the remote-discovery Services of this Link$/);
+        const found = destinationChecks('Link mc/east', modes, { found: 'yes', secret: 's', answers: answers(DESTINATION_RIGHTS, ['list servers']) });
+        assert.deepEqual(found.map((r) => r.status), ['ok', 'fail']);
+        assert.match(found[1]!.detail!, /^denied: list servers.policy.linkerd.io \(without it remote-discovery and federated Services \(opaque ports\) fail\)$/);
     });
 });

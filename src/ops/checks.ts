@@ -3,6 +3,7 @@
 // order and prints ✔/‼/✖ with a hint. Pure: `now` is passed in.
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/link.js';
+import type { RemoteRight } from '../servicemirror/remote-access.js';
 import { WORKLOAD_GROUP } from '../externalworkloads/types.js';
 import type { LinkReport } from './links-report.js';
 
@@ -94,7 +95,7 @@ export interface AccessNeed {
 }
 
 /** What status, gateways and check read; and, apart, what unlink --apply deletes. */
-export function accessNeeds(linkNamespace: string, controllerNamespace: string): { read: AccessNeed[]; unlink: AccessNeed[] } {
+export function accessNeeds(linkNamespace: string, controllerNamespace: string, controlPlaneNamespace = 'linkerd'): { read: AccessNeed[]; unlink: AccessNeed[] } {
     const read: AccessNeed[] = [
         { verb: 'list', group: '', resource: 'services', usedBy: 'status' },
         { verb: 'list', group: 'discovery.k8s.io', resource: 'endpointslices', usedBy: 'status' },
@@ -102,6 +103,7 @@ export function accessNeeds(linkNamespace: string, controllerNamespace: string):
         { verb: 'list', group: LINK_GROUP, resource: 'links', namespace: linkNamespace, usedBy: 'status, gateways, check' },
         { verb: 'list', group: '', resource: 'events', namespace: linkNamespace, usedBy: 'status, gateways' },
         { verb: 'get', group: '', resource: 'secrets', namespace: linkNamespace, usedBy: 'check (remote reachable)' },
+        { verb: 'get', group: '', resource: 'secrets', namespace: controlPlaneNamespace, usedBy: "check, unlink (the destination's Secret)" },
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: controllerNamespace, usedBy: 'check' },
         { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: linkNamespace, usedBy: 'check' },
         { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', usedBy: 'check' },
@@ -111,6 +113,7 @@ export function accessNeeds(linkNamespace: string, controllerNamespace: string):
     const unlink: AccessNeed[] = [
         { verb: 'delete', group: LINK_GROUP, resource: 'links', namespace: linkNamespace, usedBy: 'unlink --apply' },
         { verb: 'delete', group: '', resource: 'secrets', namespace: linkNamespace, usedBy: 'unlink --apply' },
+        { verb: 'delete', group: '', resource: 'secrets', namespace: controlPlaneNamespace, usedBy: 'unlink --apply' },
         { verb: 'delete', group: '', resource: 'services', usedBy: 'unlink --apply' },
         { verb: 'delete', group: 'discovery.k8s.io', resource: 'endpointslices', usedBy: 'unlink --apply' },
     ];
@@ -221,6 +224,60 @@ function gatewayNameCheck(category: string, name: GatewayNameStatus): CheckResul
         };
     }
     return { ...result, status: 'ok', detail: `${name.addresses.join(', ')}${name.ttlSeconds !== undefined ? ` (TTL ${name.ttlSeconds}s)` : ''}` };
+}
+
+/** One right of a remote reader, asked of the remote with that reader's own token (SelfSubjectAccessReview). */
+export interface RemoteAccessAnswer {
+    right: RemoteRight;
+    verb: 'list' | 'watch';
+    allowed: boolean;
+}
+
+function describeRight(answer: RemoteAccessAnswer): string {
+    return `${answer.verb} ${answer.right.group ? `${answer.right.resource}.${answer.right.group}` : answer.right.resource}`;
+}
+
+/** Whether a reader's token may list and watch all it reads there; each denial says which mode fails without it. */
+export function remoteAccessCheck(category: string, reader: string, answers: readonly RemoteAccessAnswer[]): CheckResult {
+    const result = { category, description: `${reader}'s token may list and watch what it reads in the remote cluster` };
+    const denied = answers.filter((a) => !a.allowed);
+    if (denied.length === 0) return { ...result, status: 'ok', detail: [...new Set(answers.map((a) => a.right.resource))].join(', ') };
+    return {
+        ...result,
+        status: 'fail',
+        detail: `denied: ${denied.map((d) => `${describeRight(d)} (without it ${d.right.neededFor} fail)`).join('; ')}`,
+        hint: "run `mesh-endpoints link` again: it brings each remote ServiceAccount's ClusterRole back to what its reader needs",
+    };
+}
+
+/** Linkerd destination's Secret for a Link's cluster, as found. */
+export type DestinationCredentials =
+    | { found: 'no'; secret: string }
+    | { found: 'unusable'; secret: string; error: string }
+    | { found: 'yes'; secret: string; answers: readonly RemoteAccessAnswer[] };
+
+/**
+ * The modes of a Link that Linkerd's destination resolves itself in the remote cluster, and
+ * so need its Secret: none, and the destination's Secret is not looked for.
+ */
+export function destinationModes(link: unknown): string[] {
+    const spec = (link as { spec?: Record<string, { matchLabels?: object; matchExpressions?: unknown[] } | undefined> }).spec ?? {};
+    const selects = (selector: { matchLabels?: object; matchExpressions?: unknown[] } | undefined) =>
+        selector !== undefined && (Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0);
+    return [
+        ...(selects(spec.remoteDiscoverySelector) ? ['remote-discovery Services'] : []),
+        ...(selects(spec.federatedServiceSelector) ? ['federated Services'] : []),
+    ];
+}
+
+export function destinationChecks(category: string, modes: readonly string[], credentials: DestinationCredentials | undefined): CheckResult[] {
+    if (modes.length === 0 || credentials === undefined) return [];
+    const result = { category, description: `Linkerd's destination has credentials for the remote cluster (Secret ${credentials.secret})` };
+    const without = `without it Linkerd's proxies cannot resolve the ${modes.join(' and ')} of this Link`;
+    const hint = 'run `mesh-endpoints link` again with --control-plane-namespace set to where Linkerd runs, and apply its output (delete the old Secret first: the destination reads it only when it is created)';
+    if (credentials.found === 'no') return [{ ...result, status: 'fail', detail: `not found: ${without}`, hint }];
+    if (credentials.found === 'unusable') return [{ ...result, status: 'fail', detail: `${credentials.error}: ${without}`, hint }];
+    return [{ ...result, status: 'ok' }, remoteAccessCheck(category, "Linkerd's destination", credentials.answers)];
 }
 
 export function anyFailed(results: readonly CheckResult[]): boolean {

@@ -39,4 +39,12 @@ describe('unlink', () => {
             { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web-east', namespace: 'shop' } },
         ]);
     });
+
+    it("removes Linkerd destination's Secret of the cluster too, and not a Secret of that name labelled for another cluster", () => {
+        const destination = (cluster: string) => ({ metadata: { name: 'cluster-credentials-east', namespace: 'linkerd', labels: { 'multicluster.linkerd.io/cluster-name': cluster } } });
+        const names = (secret?: object) => unlinkObjects(rawLink(), [], [], secret).map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
+        assert.deepEqual(names(destination('east')), [`Link ${LINK_NS}/east`, `Secret ${LINK_NS}/cluster-credentials-east`, 'Secret linkerd/cluster-credentials-east']);
+        assert.deepEqual(names(destination('west')), [`Link ${LINK_NS}/east`, `Secret ${LINK_NS}/cluster-credentials-east`]);
+        assert.deepEqual(names(undefined), [`Link ${LINK_NS}/east`, `Secret ${LINK_NS}/cluster-credentials-east`]);
+    });
 });

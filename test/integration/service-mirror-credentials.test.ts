@@ -15,6 +15,7 @@ import { after, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { collectionPath, Links, Secrets } from '../../src/kube/resources.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
+import { cli } from './cli-support.js';
 import {
     createRemoteService,
     getLink,
@@ -123,6 +124,13 @@ describe('credentials Secrets are untrusted input', () => {
         assert.match(message, /--allow-kubeconfig-exec/);
         assert.equal(existsSync(marker), false, 'the exec plugin never ran');
         assert.equal(await mirrorService(env, appNs, 'web-exec'), undefined, 'the Link is not served');
+        // `check` loads the Secret the same way, says so in the same words, and runs nothing either.
+        const checked = await cli('check', '--kubeconfig', env.local.state.kubeconfig, '-n', strictNs, '-o', 'json');
+        const reach = (JSON.parse(checked.stdout) as { results: { category: string; description: string; status: string; detail?: string }[] }).results.find(
+            (r) => r.category === `Link ${strictNs}/exec` && r.description.includes('reachable'),
+        );
+        assert.deepEqual([reach?.status, reach?.detail], ['fail', message.replace(/; the Link is not served$/, '')]);
+        assert.equal(existsSync(marker), false);
     });
 
     it('never reads or sends a tokenFile: a loopback listener at its server hears nothing', async () => {

@@ -34,11 +34,12 @@ const env = await startMirrorEnv('sml');
 const linkNs = await setUp('a namespace', () => env.local.namespace('mc'));
 const running = await setUp('the service mirror', () => runServiceMirror(env, linkNs));
 
-/** `kubectl apply -f -` for what `link` prints (a Secret and a Link). */
-async function applyLinkOutput(yaml: string, namespace: string): Promise<void> {
+/** `kubectl apply -f -` for what `link` prints (the Secrets, each in its namespace, and a Link). */
+async function applyLinkOutput(yaml: string): Promise<void> {
     for (const doc of parseAllDocuments(yaml)) {
-        const obj = doc.toJS() as { kind: string };
-        const path = obj.kind === 'Secret' ? collectionPath(Secrets, namespace) : collectionPath(Links, namespace);
+        const obj = doc.toJS() as { kind: string; metadata: { namespace: string } };
+        await env.local.admin.create(collectionPath(Namespaces), { metadata: { name: obj.metadata.namespace } }).catch(() => undefined);
+        const path = obj.kind === 'Secret' ? collectionPath(Secrets, obj.metadata.namespace) : collectionPath(Links, obj.metadata.namespace);
         await env.local.admin.create(path, obj);
     }
 }
@@ -88,12 +89,13 @@ describe('linking and running the service mirror', () => {
         const linked = await cli('link', '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'eks', '--namespace', linkNs);
         assert.equal(linked.code, 0, linked.stderr);
         const docs = parseAllDocuments(linked.stdout).map((d) => d.toJS() as { kind: string; spec?: Record<string, unknown>; type?: string });
-        assert.deepEqual(docs.map((d) => d.kind), ['Secret', 'Link']);
+        // The service mirror's Secret, Linkerd destination's (remote discovery and federation are on by default), the Link.
+        assert.deepEqual(docs.map((d) => d.kind), ['Secret', 'Secret', 'Link']);
         assert.equal(docs[0]!.type, 'mirror.linkerd.io/remote-kubeconfig');
-        assert.equal(docs[1]!.spec!.gatewayAddress, elb);
-        assert.equal(docs[1]!.spec!.gatewayPort, '4143');
-        assert.deepEqual(docs[1]!.spec!.selector, { matchLabels: EXPORTED });
-        await applyLinkOutput(linked.stdout, linkNs);
+        assert.equal(docs[2]!.spec!.gatewayAddress, elb);
+        assert.equal(docs[2]!.spec!.gatewayPort, '4143');
+        assert.deepEqual(docs[2]!.spec!.selector, { matchLabels: EXPORTED });
+        await applyLinkOutput(linked.stdout);
 
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web', { ports: [{ name: 'http', port: 80 }] });

@@ -1,21 +1,33 @@
-// What `mesh-endpoints link` writes: the Link and credentials Secret for the local cluster,
-// read off the remote gateway Service, and the read-only access it sets up on the remote.
-// Pure: the CLI (src/cli/link.ts) does the reading and writing; this file decides the content
-// and every error message a user sees when the gateway is not ready to be linked.
+// What `mesh-endpoints link` writes: the Link and the service mirror's credentials Secret for
+// the local cluster, read off the remote gateway Service; when the Link enables remote
+// discovery or federated Services, the Secret Linkerd's destination reads to resolve those
+// itself in the remote cluster; and, on the remote, one read-only ServiceAccount per reader
+// with only what that reader lists and watches there. Pure: the CLI (src/cli/link.ts) does
+// the reading and writing; this file decides the content and every error message a user sees
+// when the gateway is not ready to be linked.
 import type { V1Service } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from './keys.js';
-import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from './link.js';
+import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from '../servicemirror/keys.js';
+import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/link.js';
 import { parseDurationMs } from '../time/duration.js';
+import {
+    DESTINATION_ACCESS_NAME,
+    DESTINATION_CLUSTER_DOMAIN_ANNOTATION,
+    DESTINATION_CLUSTER_NAME_LABEL,
+    DESTINATION_RIGHTS,
+    DESTINATION_TRUST_DOMAIN_ANNOTATION,
+    MIRROR_RIGHTS,
+    REMOTE_ACCESS_NAME,
+    type RemoteRight,
+} from '../servicemirror/remote-access.js';
+
+export { DESTINATION_ACCESS_NAME, REMOTE_ACCESS_NAME };
 
 export const GATEWAY_PORT_NAME = 'mc-gateway';
 export const PROBE_PORT_NAME = 'mc-probe';
 export const GATEWAY_IDENTITY_ANNOTATION = 'mirror.linkerd.io/gateway-identity';
 export const PROBE_PATH_ANNOTATION = 'mirror.linkerd.io/probe-path';
 export const PROBE_PERIOD_ANNOTATION = 'mirror.linkerd.io/probe-period';
-/** The ServiceAccount, ClusterRole and ClusterRoleBinding `link` creates on the remote cluster. */
-export const REMOTE_ACCESS_NAME = 'mesh-endpoints-service-mirror-remote-access';
-
 /** The Link fields that come from the remote gateway Service. */
 export interface GatewaySpec {
     gatewayAddress: string;
@@ -75,6 +87,26 @@ function probePeriod(annotation: string | undefined): string | null {
     return /^\d+$/.test(annotation.trim()) ? `${annotation.trim()}s` : annotation.trim();
 }
 
+/** Which of Linkerd's modes, besides gateway mirrors, the Link turns on. */
+export interface LinkModes {
+    /** spec.remoteDiscoverySelector: mirrors the destination resolves in the remote cluster. */
+    remoteDiscovery: boolean;
+    /** spec.federatedServiceSelector: members of `<name>-federated`, resolved the same way. */
+    federated: boolean;
+}
+
+/** Whether Linkerd's destination needs credentials of its own for these modes. */
+export const needsDestination = (modes: LinkModes) => modes.remoteDiscovery || modes.federated;
+
+export interface DestinationSecretInput {
+    /** Linkerd's control-plane namespace here, where the destination runs and reads Secrets. */
+    namespace: string;
+    /** The remote's identity trust domain: the destination expects it of the remote pods. */
+    trustDomain: string;
+    /** The kubeconfig of the destination's own remote ServiceAccount. */
+    kubeconfig: string;
+}
+
 export interface LinkManifestInput {
     clusterName: string;
     /** Local namespace of the Link and Secret. */
@@ -83,22 +115,48 @@ export interface LinkManifestInput {
     gateway: GatewaySpec;
     /** The kubeconfig the service mirror uses to read the remote cluster. */
     kubeconfig: string;
+    /** Both on when absent, as `linkerd multicluster link` writes them. */
+    modes?: LinkModes;
+    /** Required when the modes need it. */
+    destination?: DestinationSecretInput;
 }
 
 export function credentialsSecretName(clusterName: string): string {
     return `cluster-credentials-${clusterName}`;
 }
 
-export function linkManifests(input: LinkManifestInput): { secret: object; link: object } {
-    const secretName = credentialsSecretName(input.clusterName);
-    const secret = {
+function credentialsSecret(name: string, namespace: string, kubeconfig: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
+    return {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: secretName, namespace: input.namespace },
+        metadata: { name, namespace, ...extra },
         type: CREDENTIALS_SECRET_TYPE,
-        data: { [CREDENTIALS_SECRET_KEY]: Buffer.from(input.kubeconfig, 'utf8').toString('base64') },
+        data: { [CREDENTIALS_SECRET_KEY]: Buffer.from(kubeconfig, 'utf8').toString('base64') },
     };
-    const link = {
+}
+
+/**
+ * The destination's Secret, as `linkerd multicluster link` writes it: same name and type as
+ * the mirror's, in the control-plane namespace, labelled with the cluster name and annotated
+ * with its trust and cluster domains (the destination skips a Secret without them).
+ */
+export function destinationSecret(clusterName: string, clusterDomain: string, input: DestinationSecretInput) {
+    return credentialsSecret(credentialsSecretName(clusterName), input.namespace, input.kubeconfig, {
+        labels: { [DESTINATION_CLUSTER_NAME_LABEL]: clusterName },
+        annotations: { [DESTINATION_TRUST_DOMAIN_ANNOTATION]: input.trustDomain, [DESTINATION_CLUSTER_DOMAIN_ANNOTATION]: clusterDomain },
+    });
+}
+
+/** The objects in the order `kubectl apply` gets them: the mirror's Secret, the destination's, the Link. */
+export function linkManifests(input: LinkManifestInput): object[] {
+    const modes = input.modes ?? { remoteDiscovery: true, federated: true };
+    const secretName = credentialsSecretName(input.clusterName);
+    const objects: object[] = [credentialsSecret(secretName, input.namespace, input.kubeconfig)];
+    if (needsDestination(modes)) {
+        if (!input.destination) throw new Error('remote discovery and federated Services need the destination\'s credentials');
+        objects.push(destinationSecret(input.clusterName, input.clusterDomain, input.destination));
+    }
+    objects.push({
         apiVersion: `${LINK_GROUP}/${LINK_STORAGE_VERSION}`,
         kind: 'Link',
         metadata: { name: input.clusterName, namespace: input.namespace },
@@ -109,17 +167,17 @@ export function linkManifests(input: LinkManifestInput): { secret: object; link:
             clusterCredentialsSecret: secretName,
             ...input.gateway,
             selector: DEFAULT_EXPORT_SELECTOR,
-            remoteDiscoverySelector: DEFAULT_REMOTE_DISCOVERY_SELECTOR,
-            federatedServiceSelector: DEFAULT_FEDERATED_SELECTOR,
+            // Absent, a selector selects nothing: a mode off stays off.
+            ...(modes.remoteDiscovery && { remoteDiscoverySelector: DEFAULT_REMOTE_DISCOVERY_SELECTOR }),
+            ...(modes.federated && { federatedServiceSelector: DEFAULT_FEDERATED_SELECTOR }),
         },
-    };
-    return { secret, link };
+    });
+    return objects;
 }
 
-/** Secret then Link, as one YAML stream for `kubectl apply -f -`. */
+/** The manifests as one YAML stream for `kubectl apply -f -`. */
 export function linkYaml(input: LinkManifestInput): string {
-    const { secret, link } = linkManifests(input);
-    return `${stringify(secret)}---\n${stringify(link)}`;
+    return linkManifests(input).map((o) => stringify(o)).join('---\n');
 }
 
 export interface RemoteKubeconfigInput {
@@ -146,30 +204,34 @@ export function remoteKubeconfig(input: RemoteKubeconfigInput): string {
     });
 }
 
-/**
- * Read-only access to what the service mirror watches on the remote cluster: Services (what
- * is exported), EndpointSlices (whether it has ready endpoints) and ServiceExports (what the
- * remote exports to the MCS clusterset). Nothing else, no writes.
- */
-export function remoteAccessObjects(namespace: string) {
+/** A read-only ServiceAccount on the remote with exactly `rights`, cluster-wide. */
+function remoteReaderObjects(name: string, namespace: string, rights: readonly RemoteRight[]) {
     return {
-        serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: REMOTE_ACCESS_NAME, namespace } },
+        serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
         clusterRole: {
             apiVersion: 'rbac.authorization.k8s.io/v1',
             kind: 'ClusterRole',
-            metadata: { name: REMOTE_ACCESS_NAME },
-            rules: [
-                { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
-                { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
-                { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports'], verbs: ['get', 'list', 'watch'] },
-            ],
+            metadata: { name },
+            rules: rights.map((r) => ({ apiGroups: [r.group], resources: [r.resource], verbs: [...r.verbs] })),
         },
         clusterRoleBinding: {
             apiVersion: 'rbac.authorization.k8s.io/v1',
             kind: 'ClusterRoleBinding',
-            metadata: { name: `${REMOTE_ACCESS_NAME}-${namespace}` },
-            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: REMOTE_ACCESS_NAME },
-            subjects: [{ kind: 'ServiceAccount', name: REMOTE_ACCESS_NAME, namespace }],
+            metadata: { name: `${name}-${namespace}` },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+            subjects: [{ kind: 'ServiceAccount', name, namespace }],
         },
     };
+}
+
+export type RemoteReaderObjects = ReturnType<typeof remoteReaderObjects>;
+
+/** The service mirror's reader on the remote. */
+export function remoteAccessObjects(namespace: string): RemoteReaderObjects {
+    return remoteReaderObjects(REMOTE_ACCESS_NAME, namespace, MIRROR_RIGHTS);
+}
+
+/** Linkerd destination's reader on the remote. */
+export function destinationAccessObjects(namespace: string): RemoteReaderObjects {
+    return remoteReaderObjects(DESTINATION_ACCESS_NAME, namespace, DESTINATION_RIGHTS);
 }

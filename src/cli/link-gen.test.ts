@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1LoadBalancerIngress, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseLink } from './link.js';
-import { gatewaySpecFrom, linkYaml, remoteAccessObjects, remoteKubeconfig, type GatewaySpec } from './link-gen.js';
+import { parseLink } from '../servicemirror/link.js';
+import { destinationAccessObjects, gatewaySpecFrom, linkYaml, remoteAccessObjects, remoteKubeconfig, type GatewaySpec } from './link-gen.js';
 
 function gateway(overrides: { ingress?: V1LoadBalancerIngress[]; ports?: V1ServicePort[]; annotations?: Record<string, string>; type?: string } = {}): V1Service {
     return {
@@ -80,19 +80,54 @@ describe('link generation from the remote gateway Service', () => {
         assert.ok('error' in result && /mirror.linkerd.io\/gateway-identity/.test(result.error));
     });
 
-    it('prints a Secret and a Link that the controller parses, with the default export selectors', () => {
+    it('prints the mirror Secret, the destination Secret and a Link that the controller parses, with the default export selectors', () => {
         const elb = 'a1b2-123.elb.us-east-1.amazonaws.com';
-        const yaml = linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway({ ingress: [{ hostname: elb }] })), kubeconfig: 'kubeconfig-text' });
-        const [secret, link] = parseAllDocuments(yaml).map((d) => d.toJS());
+        const yaml = linkYaml({
+            clusterName: 'east',
+            namespace: 'mc',
+            clusterDomain: 'cluster.local',
+            gateway: spec(gateway({ ingress: [{ hostname: elb }] })),
+            kubeconfig: 'kubeconfig-text',
+            destination: { namespace: 'linkerd', trustDomain: 'east.example', kubeconfig: 'destination-kubeconfig' },
+        });
+        const [secret, destination, link] = parseAllDocuments(yaml).map((d) => d.toJS());
         assert.equal(secret.type, 'mirror.linkerd.io/remote-kubeconfig');
         assert.equal(Buffer.from(secret.data.kubeconfig, 'base64').toString(), 'kubeconfig-text');
         assert.equal(link.spec.clusterCredentialsSecret, secret.metadata.name);
+        // What Linkerd's destination's cluster store looks for (cluster_store.go).
+        assert.deepEqual(destination, {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: {
+                name: 'cluster-credentials-east',
+                namespace: 'linkerd',
+                labels: { 'multicluster.linkerd.io/cluster-name': 'east' },
+                annotations: { 'multicluster.linkerd.io/trust-domain': 'east.example', 'multicluster.linkerd.io/cluster-domain': 'cluster.local' },
+            },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: Buffer.from('destination-kubeconfig').toString('base64') },
+        });
         const parsed = parseLink({ ...link, metadata: { ...link.metadata } });
         assert.ok('link' in parsed, 'error' in parsed ? parsed.error : '');
         assert.deepEqual(parsed.link.gateway, { addresses: [elb], port: 4143, identity: 'linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.cluster.local' });
         assert.deepEqual(parsed.link.spec.selector, { matchLabels: { 'mirror.linkerd.io/exported': 'true' } });
         assert.deepEqual(parsed.link.spec.remoteDiscoverySelector, { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } });
+        assert.deepEqual(parsed.link.spec.federatedServiceSelector, { matchLabels: { 'mirror.linkerd.io/federated': 'member' } });
         assert.equal(parsed.link.probe?.periodMs, 3000);
+    });
+
+    it("writes no destination Secret, and no selector of those modes, when neither remote discovery nor federation is on", () => {
+        const yaml = linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway()), kubeconfig: 'k', modes: { remoteDiscovery: false, federated: false } });
+        const docs = parseAllDocuments(yaml).map((d) => d.toJS());
+        assert.deepEqual(docs.map((d) => d.kind), ['Secret', 'Link']);
+        assert.equal(docs[1].spec.remoteDiscoverySelector, undefined);
+        assert.equal(docs[1].spec.federatedServiceSelector, undefined);
+        const federatedOnly = parseAllDocuments(
+            linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway()), kubeconfig: 'k', modes: { remoteDiscovery: false, federated: true }, destination: { namespace: 'linkerd', trustDomain: 'cluster.local', kubeconfig: 'd' } }),
+        ).map((d) => d.toJS());
+        assert.deepEqual(federatedOnly.map((d) => `${d.kind} ${d.metadata.namespace}`), ['Secret mc', 'Secret linkerd', 'Link mc']);
+        assert.equal(federatedOnly[2].spec.remoteDiscoverySelector, undefined);
+        assert.throws(() => linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway()), kubeconfig: 'k' }), /need the destination's credentials/);
     });
 
     it('writes a kubeconfig with the remote server, its CA and the token', () => {
@@ -103,13 +138,23 @@ describe('link generation from the remote gateway Service', () => {
         assert.equal(kc.users[0].user.token, 'tok');
     });
 
-    it('grants the remote ServiceAccount only get, list and watch of Services, EndpointSlices and ServiceExports', () => {
-        const { clusterRole, clusterRoleBinding } = remoteAccessObjects('mc');
-        assert.deepEqual(clusterRole.rules, [
-            { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
-            { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
-            { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports'], verbs: ['get', 'list', 'watch'] },
+    it('grants each remote ServiceAccount only list and watch of what its reader reads', () => {
+        const mirror = remoteAccessObjects('mc');
+        assert.deepEqual(mirror.clusterRole.rules, [
+            { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
+            { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+            { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceexports'], verbs: ['list', 'watch'] },
         ]);
-        assert.deepEqual(clusterRoleBinding.subjects, [{ kind: 'ServiceAccount', name: 'mesh-endpoints-service-mirror-remote-access', namespace: 'mc' }]);
+        assert.deepEqual(mirror.clusterRoleBinding.subjects, [{ kind: 'ServiceAccount', name: 'mesh-endpoints-service-mirror-remote-access', namespace: 'mc' }]);
+        const destination = destinationAccessObjects('mc');
+        assert.deepEqual(destination.clusterRole.rules, [
+            { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+            { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
+            { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+            { apiGroups: ['policy.linkerd.io'], resources: ['servers'], verbs: ['list', 'watch'] },
+            { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list', 'watch'] },
+        ]);
+        assert.deepEqual(destination.clusterRoleBinding.subjects, [{ kind: 'ServiceAccount', name: 'mesh-endpoints-destination-remote-access', namespace: 'mc' }]);
+        assert.notEqual(destination.clusterRoleBinding.metadata.name, mirror.clusterRoleBinding.metadata.name);
     });
 });
