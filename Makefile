@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane controllers helm node-deps image build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane controllers helm node-deps node image e2e build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -35,6 +35,19 @@ helm:
 node-deps:
 	@bash hack/node/deps.sh
 
+# The real node's own binaries: the kubelet (same k8s.io/kubernetes module as kube-apiserver)
+# and the pause image (hack/node/build.sh; cached per machine by version).
+node: node-deps
+	@echo "==> node (kubelet + pause image; the first build takes minutes)"
+	@bash hack/node/build.sh >/dev/null
+
+# The image, the real node and the Helm install proof alone (test/integration/helm-e2e.test.ts:
+# helm install on a kubelet + containerd node in a network namespace of its own; root).
+e2e: deps control-plane controllers helm image node
+	@echo "==> helm install on a real node"
+	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
+	  $(NODE_TEST) --test-concurrency=1 test/integration/image.test.ts test/integration/helm-e2e.test.ts
+
 # The product's OCI image without Docker (hack/image/build.ts): Node 20 from its npm package,
 # its shared libraries from Debian packages, dist/; written to .cache/image/ as an OCI archive.
 image: deps node-deps
@@ -56,7 +69,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane controllers helm image
+integration: deps control-plane controllers helm image node
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)

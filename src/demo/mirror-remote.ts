@@ -97,14 +97,15 @@ export interface ProbeServer {
     close(): Promise<void>;
 }
 
-export async function startProbeServer(): Promise<ProbeServer> {
+/** `host`: loopback, or a node's address inside its network namespace (its Pods reach it there). */
+export async function startProbeServer(host = '127.0.0.1'): Promise<ProbeServer> {
     const server = createServer((_req, res) => {
         probe.probes++;
         res.writeHead(200).end('ok');
     });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    await new Promise<void>((done) => server.listen(0, host, done));
     const probe: ProbeServer = {
-        address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+        address: `${host}:${(server.address() as AddressInfo).port}`,
         probes: 0,
         close: () =>
             new Promise<void>((done) => {

@@ -43,6 +43,7 @@ export class TestDnsServer {
         private readonly udp: dgram.Socket,
         private readonly tcp: net.Server,
         readonly port: number,
+        private readonly host: string,
     ) {
         udp.on('message', (message, peer) => {
             const reply = this.answer(message, 'udp');
@@ -51,22 +52,25 @@ export class TestDnsServer {
         tcp.on('connection', (socket) => this.serveTcp(socket));
     }
 
-    /** Binds UDP on an ephemeral port, then TCP on the same port (retrying if TCP's is taken). */
-    static async start(): Promise<TestDnsServer> {
+    /**
+     * Binds UDP on an ephemeral port, then TCP on the same port (retrying if TCP's is taken).
+     * `host`: loopback, or an address of a network namespace the test made (a node's, which its Pods reach).
+     */
+    static async start(host = HOST): Promise<TestDnsServer> {
         for (let attempt = 0; ; attempt++) {
             const udp = dgram.createSocket('udp4');
             await new Promise<void>((resolve, reject) => {
                 udp.once('error', reject);
-                udp.bind(0, HOST, () => resolve());
+                udp.bind(0, host, () => resolve());
             });
             const port = udp.address().port;
             const tcp = net.createServer();
             try {
                 await new Promise<void>((resolve, reject) => {
                     tcp.once('error', reject);
-                    tcp.listen(port, HOST, () => resolve());
+                    tcp.listen(port, host, () => resolve());
                 });
-                return new TestDnsServer(udp, tcp, port);
+                return new TestDnsServer(udp, tcp, port, host);
             } catch (error) {
                 udp.close();
                 if (attempt >= 5) throw error;
@@ -76,7 +80,7 @@ export class TestDnsServer {
 
     /** "127.0.0.1:<port>", the form Resolver.setServers and --dns-servers take. */
     get address(): string {
-        return `${HOST}:${this.port}`;
+        return `${this.host}:${this.port}`;
     }
 
     /** Replaces the name's records; a name set with no records exists and answers NODATA. */

@@ -2,7 +2,7 @@
 // its archive (config and files), and run as a container by runc (a Debian package), with no
 // container engine and no registry.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,9 +12,18 @@ const run = promisify(execFile);
 
 let built: Promise<string> | undefined;
 
-/** The image archive: the one `make image` wrote, or built now (about half a minute) if none. */
+/** The newest modification time of the files the image is built from. */
+function newestSource(): number {
+    const files = ['package.json', 'package-lock.json', 'hack/image/build.ts', 'hack/image/config.ts', 'hack/bundle.ts'].map((f) => join(repoRoot, f));
+    for (const dir of ['src', 'hack/bundle-shims']) {
+        files.push(...readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => join(repoRoot, dir, f)));
+    }
+    return Math.max(...files.map((f) => statSync(f).mtimeMs));
+}
+
+/** The image archive: the one `make image` wrote, or built now (about half a minute) if none or older than its sources. */
 export function productImage(): Promise<string> {
-    built ??= existsSync(imageArchive())
+    built ??= existsSync(imageArchive()) && statSync(imageArchive()).mtimeMs >= newestSource()
         ? Promise.resolve(imageArchive())
         : run(process.execPath, ['--import', 'tsx', join(repoRoot, 'hack/image/build.ts')], { cwd: repoRoot, maxBuffer: 1 << 20 }).then(({ stdout }) => stdout.trim().split('\n').at(-1)!);
     return built;

@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { down, listClusters, readState } from './cluster.js';
 
 /** The node's address, on the namespace's loopback. */
 export const NODE_IP = '10.213.0.1';
@@ -59,6 +60,8 @@ export async function reexecInNodeNamespace(): Promise<never> {
     const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 1 : 0))));
     clearInterval(learn);
     cleanUpNamespace(netns);
+    // Clusters the inner process started, when it could not bring them down itself (killed).
+    for (const name of listClusters().filter((n) => readState(n)?.ownerPid === child.pid)) await down(name);
     for (const d of made.reverse()) {
         try {
             rmdirSync(d);

@@ -114,7 +114,9 @@ function cniConfig(dir: string): string {
             {
                 type: 'bridge',
                 bridge: 'cni0',
+                // The bridge's address as the Pods' default route: they reach the node's address and cluster IPs through it.
                 isGateway: true,
+                isDefaultGateway: true,
                 ipMasq: false,
                 hairpinMode: true,
                 ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR }]], dataDir: join(dir, 'cni/ipam') },

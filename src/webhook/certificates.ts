@@ -41,7 +41,7 @@ export interface WebhookCertificatesOptions {
 }
 
 interface SecretObject {
-    metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+    metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
     type?: string;
     data?: Record<string, string>;
 }
@@ -59,11 +59,16 @@ function bundleOfSecret(secret: SecretObject | undefined): ServingBundle | undef
     return { serving: { cert: unb64(data['tls.crt']), key: unb64(data['tls.key']) }, ca: { cert: splitPem(caBundle)[0] ?? '', key: caKey || undefined }, caBundle };
 }
 
-function secretOfBundle(name: string, bundle: ServingBundle, resourceVersion?: string): SecretObject & { apiVersion: string; kind: string } {
+/**
+ * The Secret holding `bundle`. Over an existing one (`current`), its labels and annotations stay:
+ * the chart makes it empty for us to fill, and Helm knows it by them.
+ */
+function secretOfBundle(name: string, bundle: ServingBundle, current?: SecretObject): SecretObject & { apiVersion: string; kind: string } {
+    const labels = { ...current?.metadata.labels, 'app.kubernetes.io/part-of': 'mesh-endpoints', 'app.kubernetes.io/component': 'conversion-webhook' };
     return {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name, resourceVersion, labels: { 'app.kubernetes.io/part-of': 'mesh-endpoints', 'app.kubernetes.io/component': 'conversion-webhook' } },
+        metadata: { name, resourceVersion: current?.metadata.resourceVersion, labels, ...(current?.metadata.annotations && { annotations: current.metadata.annotations }) },
         type: 'kubernetes.io/tls',
         data: { 'tls.crt': b64(bundle.serving.cert), 'tls.key': b64(bundle.serving.key), 'ca.crt': b64(bundle.caBundle), 'ca.key': b64(bundle.ca.key ?? '') },
     };
@@ -177,7 +182,7 @@ export class WebhookCertificates {
             this.log.info({ secret: `${this.opts.namespace}/${name}`, action: renewal.action, reason: renewal.reason }, 'issuing webhook certificate');
             const fresh = await issue(stored, renewal, hosts, now, policy);
             try {
-                if (secret) await this.opts.rest.replace(path, secretOfBundle(name, fresh, secret.metadata.resourceVersion));
+                if (secret) await this.opts.rest.replace(path, secretOfBundle(name, fresh, secret));
                 else await this.opts.rest.create(collectionPath(Secrets, this.opts.namespace), secretOfBundle(name, fresh));
             } catch (err) {
                 // Another replica wrote first: read and judge theirs.

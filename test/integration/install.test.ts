@@ -133,7 +133,8 @@ describe('the chart installed on a real apiserver', () => {
             namespace: releaseNs,
             values: {
                 ...values,
-                externalWorkloads: { ...values.externalWorkloads, watchNamespace: 'apps', conversionWebhook: { enabled: true } },
+                // A Lease of its own: the chart makes it, and the first release's is there already.
+                externalWorkloads: { ...values.externalWorkloads, watchNamespace: 'apps', conversionWebhook: { enabled: true }, leaseName: 'everything-external-workloads' },
                 serviceMirror: { ...values.serviceMirror, linkNamespace: linkNs },
                 metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } }, prometheusRule: { enabled: true, labels: { release: 'prometheus' } } },
                 // A second release in a cluster that has the MCS CRDs (from the first) leaves them out.
