@@ -2,14 +2,35 @@
 // plane from the command line. `up` prints the kubeconfig path as its last stdout line.
 // `up NAME --controllers [--kwok-nodes N]` grows it: kube-controller-manager, kube-scheduler
 // and kwok with N simulated nodes (src/testing/controllers.ts).
-import { down, listClusters, orphanClusters, restartApiserver, up, type UpOptions } from './cluster.js';
+// `up NAME --node` (root): the cluster in a network namespace of its own with a real node,
+// node-0 (src/testing/node.ts), the image `make image` built imported; it prints how to enter.
+import { imageRef } from '../../hack/image/config.js';
+import { down as downCluster, listClusters, orphanClusters, readState, restartApiserver, up, writeState, type UpOptions } from './cluster.js';
+import { productImage } from './image.js';
+import { inNodeNamespace, madeMountPoints, NODE_IP, reexecInNodeNamespace, tearDownNodeNamespace } from './node-namespace.js';
+import { NODE_APISERVER_ARGS, startNode } from './node.js';
+
+/** Brings cluster `name` down, and the namespace of its node with it. */
+async function down(name: string): Promise<void> {
+    const state = readState(name);
+    if (state?.node) tearDownNodeNamespace(state.apiserverPid || state.etcdPid, state.node.madeDirs);
+    await downCluster(name);
+}
 
 async function main(argv: string[]): Promise<void> {
     const [verb, name, ...flags] = argv;
     switch (verb) {
         case 'up': {
-            if (!name) throw new Error('usage: cluster up NAME [--controllers [--kwok-nodes N]]');
-            const state = await up(name, upOptions(flags));
+            if (!name) throw new Error('usage: cluster up NAME [--controllers [--kwok-nodes N]] [--node]');
+            const withNode = flags.includes('--node');
+            if (withNode && !inNodeNamespace()) await reexecInNodeNamespace({ keep: true });
+            const opts = upOptions(flags.filter((f) => f !== '--node'));
+            const state = await up(name, withNode ? { ...opts, address: NODE_IP, extraApiserverArgs: NODE_APISERVER_ARGS, controllers: opts.controllers ?? {} } : opts);
+            if (withNode && !state.node) {
+                await startNode(state, 'node-0', [{ archive: await productImage(), baseName: imageRef().split(':')[0]! }]);
+                writeState({ ...state, node: { name: 'node-0', madeDirs: madeMountPoints() } });
+                process.stderr.write(`node node-0 Ready; enter its namespace with: nsenter --target ${state.apiserverPid} --net --mount\n`);
+            }
             process.stderr.write(`cluster ${name}: ${state.server} (etcd 127.0.0.1:${state.etcdPort})\n`);
             process.stdout.write(`${state.kubeconfig}\n`);
             return;
@@ -31,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
             for (const each of listClusters()) process.stdout.write(`${each}\n`);
             return;
         default:
-            throw new Error('usage: cluster up NAME [--controllers [--kwok-nodes N]] | down NAME|--all|--orphans | restart-apiserver NAME | list');
+            throw new Error('usage: cluster up NAME [--controllers [--kwok-nodes N]] [--node] | down NAME|--all|--orphans | restart-apiserver NAME | list');
     }
 }
 

@@ -35,6 +35,8 @@ export interface ClusterState {
     controllers?: ControllersState;
     /** The address kube-apiserver binds and advertises and clients use; 127.0.0.1 unless UpOptions.address. */
     address?: string;
+    /** A real node joined by `cluster up NAME --node` (src/testing/node.ts), in the namespace its processes keep. */
+    node?: { name: string; madeDirs: string[] };
 }
 
 export function clustersRoot(): string {
@@ -56,6 +58,10 @@ export async function controlPlaneBinaries(): Promise<string> {
 
 function stateFile(dir: string): string {
     return join(dir, 'state.json');
+}
+
+export function writeState(state: ClusterState): void {
+    writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
 }
 
 export function readState(name: string): ClusterState | undefined {

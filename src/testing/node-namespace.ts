@@ -22,6 +22,38 @@ export const NODE_CGROUP = 'mesh-endpoints-node';
 /** Folders the kubelet 1.35 and containerd 1.6 write to whatever their config says. */
 const HARD_CODED_DIRS = ['/var/lib/kubelet', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
 const MARKER = 'MESH_ENDPOINTS_NODE_NAMESPACE';
+const MADE_DIRS = 'MESH_ENDPOINTS_NODE_MADE_DIRS';
+
+/** Inside the namespace: the mount points the outer process made on the host (removed at the end). */
+export function madeMountPoints(): string[] {
+    return (process.env[MADE_DIRS] ?? '').split(':').filter(Boolean);
+}
+
+/**
+ * From outside: ends a kept namespace (`cluster up NAME --node`) that process `pid` runs in,
+ * every process in it and the node's cgroups, and removes the mount points made for it.
+ */
+export function tearDownNodeNamespace(pid: number, madeDirs: string[]): void {
+    let netns: string | undefined;
+    try {
+        netns = readlinkSync(`/proc/${pid}/ns/net`);
+        if (netns === readlinkSync('/proc/self/ns/net')) netns = undefined;
+    } catch {
+        /* gone already */
+    }
+    cleanUpNamespace(netns);
+    removeMountPoints(madeDirs);
+}
+
+function removeMountPoints(dirs: string[]): void {
+    for (const d of [...dirs].reverse()) {
+        try {
+            rmdirSync(d);
+        } catch {
+            /* not empty: someone else's now */
+        }
+    }
+}
 
 export function inNodeNamespace(): boolean {
     return process.env[MARKER] === '1';
@@ -32,7 +64,7 @@ export function inNodeNamespace(): boolean {
  * new network and mount namespace, and exits with its code: call it before anything else
  * starts. Under `node --test` the inner process reports through the same stdout.
  */
-export async function reexecInNodeNamespace(): Promise<never> {
+export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Promise<never> {
     const made = HARD_CODED_DIRS.filter((d) => !existsSync(d));
     for (const d of made) mkdirSync(d, { recursive: true });
     const setup = [
@@ -44,7 +76,7 @@ export async function reexecInNodeNamespace(): Promise<never> {
     ].join('\n');
     const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'bash', '-c', setup, 'node-namespace', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
         stdio: 'inherit',
-        env: { ...process.env, [MARKER]: '1' },
+        env: { ...process.env, [MARKER]: '1', [MADE_DIRS]: made.join(':') },
     });
     // The namespace, known once the inner process runs: what still runs in it at the end is ours.
     let netns: string | undefined;
@@ -59,16 +91,12 @@ export async function reexecInNodeNamespace(): Promise<never> {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
     const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 1 : 0))));
     clearInterval(learn);
+    // `cluster up NAME --node`: what it started lives on in the namespace until `cluster down NAME`.
+    if (opts.keep && code === 0) process.exit(0);
     cleanUpNamespace(netns);
     // Clusters the inner process started, when it could not bring them down itself (killed).
     for (const name of listClusters().filter((n) => readState(n)?.ownerPid === child.pid)) await down(name);
-    for (const d of made.reverse()) {
-        try {
-            rmdirSync(d);
-        } catch {
-            /* not empty: someone else's now */
-        }
-    }
+    removeMountPoints(made);
     process.exit(code);
 }
 
