@@ -95,6 +95,15 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     crdPollMs?: number;
     log?: (level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) => void;
     /**
+     * Objects larger than this (in characters of their JSON, as served) are never cached: a
+     * watch event that large is dropped unread (the object it names leaves the cache, the
+     * handlers are told of a delete), a listed one is skipped. For a cluster that is not
+     * trusted (a Link's remote), whose apiserver could send objects of any size.
+     */
+    maxObjectBytes?: number;
+    /** Told of each object dropped for its size: its namespace/name when known, and its size. */
+    oversized?: (object: { namespace?: string; name?: string }, chars: number) => void;
+    /**
      * Told when reading the resource starts failing (with why) and when it works again
      * (undefined): a list succeeded, or a watch delivered something.
      */
@@ -124,6 +133,35 @@ type WatchRestart = 'stale' | 'unanswered' | 'quiet';
 interface ListResponse<T> {
     metadata: { resourceVersion: string; continue?: string };
     items: T[];
+}
+
+/**
+ * How long to wait before the next list or watch after `failures` failures in a row: doubling
+ * from `initialMs` up to `maxMs`, with full jitter on the upper half (`random` in [0, 1)) so
+ * replicas that lost the same apiserver don't return together, and never sooner than the
+ * server's Retry-After. A remote cluster that fails every request is so asked at most about
+ * once per maxMs.
+ */
+export function reconnectDelay(failures: number, initialMs: number, maxMs: number, retryAfterMs: number, random: number): number {
+    const exp = Math.min(maxMs, initialMs * 2 ** (Math.max(1, failures) - 1));
+    return Math.max(retryAfterMs, exp / 2 + (random * exp) / 2);
+}
+
+/** A list page larger than this is refused (with maxObjectBytes set): 500 objects of 128 KiB on average, where real ones are a few KiB. */
+export const LIST_PAGE_MAX_BYTES = 64 * 1024 * 1024;
+
+const OBJECT_METADATA = /"metadata":\{"name":"((?:[^"\\]|\\.)*)"(?:,"generateName":"(?:[^"\\]|\\.)*")?(?:,"namespace":"((?:[^"\\]|\\.)*)")?/;
+
+/** The namespace/name of the object of a watch event, read from its start (apiservers write metadata's name and namespace first). */
+export function objectOfEventPrefix(prefix: string): { namespace?: string; name: string } | undefined {
+    const m = OBJECT_METADATA.exec(prefix);
+    if (!m) return undefined;
+    const unquote = (text: string) => JSON.parse(`"${text}"`) as string;
+    try {
+        return m[2] === undefined ? { name: unquote(m[1]!) } : { namespace: unquote(m[2]), name: unquote(m[1]!) };
+    } catch {
+        return undefined;
+    }
 }
 
 export class Informer<T extends KubeObject> {
@@ -316,12 +354,8 @@ export class Informer<T extends KubeObject> {
     }
 
     private backoff(failures: number, err: unknown): number {
-        const initial = this.opts.backoffInitialMs ?? 500;
-        const max = this.opts.backoffMaxMs ?? 30_000;
-        const exp = Math.min(max, initial * 2 ** (failures - 1));
-        const retryAfter = err instanceof ApiError && err.retryAfterSeconds ? err.retryAfterSeconds * 1000 : 0;
-        // Full jitter on the upper half: replicas that lost the same apiserver don't return together.
-        return Math.max(retryAfter, exp / 2 + (Math.random() * exp) / 2);
+        const retryAfterMs = err instanceof ApiError && err.retryAfterSeconds ? err.retryAfterSeconds * 1000 : 0;
+        return reconnectDelay(failures, this.opts.backoffInitialMs ?? 500, this.opts.backoffMaxMs ?? 30_000, retryAfterMs, Math.random());
     }
 
     private sleep(ms: number): Promise<void> {
@@ -349,10 +383,14 @@ export class Informer<T extends KubeObject> {
         const abort = new AbortController();
         this.abort = abort;
         const path = collectionPath(this.opts.resource, this.opts.namespace);
+        const maxObject = this.opts.maxObjectBytes;
+        /** Characters of each page's body, by page: only a page above maxObject can hold an object above it. */
+        const pageChars = new Map<string | undefined, number>();
         const fetchPage = (cont: string | undefined) => {
             const page = this.rest.request<ListResponse<KubeObject>>('GET', path, {
                 query: { ...this.baseQuery(), limit: this.opts.listPageSize ?? 500, continue: cont },
                 signal: abort.signal,
+                ...(maxObject !== undefined && { maxBodyBytes: LIST_PAGE_MAX_BYTES, bodyBytes: (chars: number) => pageChars.set(cont, chars) }),
             });
             // Awaited only once the page before it is cached: its failure must not count as unhandled meanwhile.
             page.catch(() => undefined);
@@ -365,11 +403,15 @@ export class Informer<T extends KubeObject> {
         const slicer = new TimeSlicer();
         const started = performance.now();
         let pages = 0;
+        let cont: string | undefined;
         let next: Promise<ListResponse<KubeObject>> | undefined = fetchPage(undefined);
         try {
             while (next) {
                 const page: ListResponse<KubeObject> = await next;
                 pages++;
+                const checkSizes = maxObject !== undefined && (pageChars.get(cont) ?? Infinity) > maxObject;
+                pageChars.delete(cont);
+                cont = page.metadata.continue;
                 // The apiserver serves the next page while this one is cached: its time and ours overlap.
                 next = page.metadata.continue ? fetchPage(page.metadata.continue) : undefined;
                 // Two pages are in memory at once now: each raw object is let go of once it is cached.
@@ -377,6 +419,14 @@ export class Informer<T extends KubeObject> {
                 for (let i = 0; i < raw.length; i++) {
                     const item = raw[i]!;
                     raw[i] = undefined;
+                    if (checkSizes) {
+                        const chars = JSON.stringify(item).length;
+                        // Not cached, so not listed: a version cached before is dropped at the end of the list.
+                        if (chars > maxObject!) {
+                            this.droppedForSize(item.metadata ?? {}, chars);
+                            continue;
+                        }
+                    }
                     // A relist hands back mostly what we hold: an unchanged version keeps its cached form.
                     const held = this.store.get(item.metadata?.namespace, item.metadata?.name ?? '');
                     const cached = held && held.metadata?.resourceVersion === item.metadata?.resourceVersion ? held : this.toCached(item);
@@ -496,6 +546,7 @@ export class Informer<T extends KubeObject> {
                     touch();
                     this.healthy();
                 },
+                this.opts.maxObjectBytes === undefined ? undefined : { maxLineChars: this.opts.maxObjectBytes, oversized: (prefix, chars) => this.oversizedEvent(prefix, chars) },
             );
         } catch (err) {
             if (endedBy !== undefined && endedBy !== 'inactivity' && this.running) {
@@ -514,6 +565,26 @@ export class Informer<T extends KubeObject> {
             clearTimeout(timer);
             this.restartWatch = undefined;
         }
+    }
+
+    /**
+     * A watch event too large to read: the object it names leaves the cache (as if deleted),
+     * so nothing stays cached at a version that is gone. One whose object cannot be told ends
+     * the watch; the list that follows skips it.
+     */
+    private oversizedEvent(prefix: string, chars: number): void {
+        const named = objectOfEventPrefix(prefix);
+        if (!named) throw new ApiError(0, 'TooLarge', `a watch event of ${chars} characters, more than ${this.opts.maxObjectBytes}, names no object it can be told by`);
+        this.droppedForSize(named, chars);
+        const old = this.store.get(named.namespace, named.name);
+        if (!old) return;
+        this.store.delete(old);
+        this.notify((h) => h.delete?.(old));
+    }
+
+    private droppedForSize(object: { namespace?: string; name?: string }, chars: number): void {
+        this.log('warn', 'object too large, not cached', { namespace: object.namespace, name: object.name, chars, max: this.opts.maxObjectBytes });
+        this.opts.oversized?.({ namespace: object.namespace, name: object.name }, chars);
     }
 
     private handleEvent(event: { type: string; object: unknown }): void {

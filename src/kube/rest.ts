@@ -80,6 +80,10 @@ export interface RequestOpts {
     accept?: string;
     signal?: AbortSignal;
     timeoutMs?: number;
+    /** A longer answer is refused as it comes in (ApiError reason TooLarge). */
+    maxBodyBytes?: number;
+    /** Told the size of the answer's body, once read. */
+    bodyBytes?: (bytes: number) => void;
     /**
      * Asked once the request may go out (after the rate limiter's wait and the credentials):
      * false cancels it with NotLeaderError. A leader's write can wait seconds for a token of
@@ -141,10 +145,20 @@ function describeFailure(err: Error, cancellation: Cancellation): string {
 }
 
 /** A response's whole body as text (events, not an async iterator: this runs for every request). */
-function readBody(res: IncomingMessage): Promise<string> {
+function readBody(res: IncomingMessage, maxBytes = Infinity): Promise<string> {
     return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            // Refused while it comes in, not once it is all in memory.
+            if (bytes > maxBytes) {
+                res.destroy();
+                reject(new ApiError(0, 'TooLarge', `the answer is more than ${maxBytes} bytes`));
+                return;
+            }
+            chunks.push(chunk);
+        });
         res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
         res.once('error', reject);
         // A response torn down before its end (an abort, a reset) emits neither end nor always error.
@@ -152,16 +166,34 @@ function readBody(res: IncomingMessage): Promise<string> {
     });
 }
 
+/** A bound on each line of a watch: a longer one is never held, only its start is told (WatchBounds.oversized). */
+export interface WatchBounds {
+    /** In characters of the decoded stream (bytes, for the ASCII JSON an apiserver sends). */
+    maxLineChars: number;
+    /** A line longer than maxLineChars was dropped: its first OVERSIZED_PREFIX_CHARS characters and its length. May throw to end the watch. */
+    oversized(prefix: string, chars: number): void;
+}
+
+/** How much of a dropped line is kept to tell what it was (its kind and metadata come first). */
+export const OVERSIZED_PREFIX_CHARS = 4096;
+
 /**
  * Hands each non-empty line of a streamed body to onLine; resolves at its end, rejects when it
  * fails or onLine throws. Chunks are read as they come (onChunk) and their lines handled after
  * the event loop's I/O (setImmediate): a watch event of a write is sent with that write's
  * answer, and the worker waiting on the answer sends its next request first.
  */
-function readLines(res: IncomingMessage, onLine: (line: string) => void, onChunk: () => void): Promise<void> {
+function readLines(res: IncomingMessage, onLine: (line: string) => void, onChunk: () => void, bounds?: WatchBounds): Promise<void> {
     return new Promise((resolve, reject) => {
         let pending = '';
         let scheduled: NodeJS.Immediate | undefined;
+        /** The line being dropped (longer than bounds.maxLineChars): its start and length so far. */
+        let dropping: { prefix: string; chars: number } | undefined;
+        const max = bounds?.maxLineChars ?? Infinity;
+        const fail = (err: unknown) => {
+            reject(err as Error);
+            res.destroy();
+        };
         const handleLines = (): boolean => {
             scheduled = undefined;
             try {
@@ -169,18 +201,38 @@ function readLines(res: IncomingMessage, onLine: (line: string) => void, onChunk
                 while ((newline = pending.indexOf('\n')) >= 0) {
                     const line = pending.slice(0, newline).trim();
                     pending = pending.slice(newline + 1);
-                    if (line) onLine(line);
+                    if (line.length > max) bounds!.oversized(line.slice(0, OVERSIZED_PREFIX_CHARS), line.length);
+                    else if (line) onLine(line);
+                }
+                if (pending.length > max) {
+                    dropping = { prefix: pending.slice(0, OVERSIZED_PREFIX_CHARS), chars: pending.length };
+                    pending = '';
                 }
                 return true;
             } catch (err) {
-                reject(err as Error);
-                res.destroy();
+                fail(err);
                 return false;
             }
         };
         res.setEncoding('utf8'); // a character split between two chunks is decoded whole
         res.on('data', (chunk: string) => {
             onChunk();
+            if (dropping) {
+                const newline = chunk.indexOf('\n');
+                if (newline < 0) {
+                    dropping.chars += chunk.length;
+                    return;
+                }
+                const dropped = dropping;
+                dropping = undefined;
+                try {
+                    bounds!.oversized(dropped.prefix, dropped.chars + newline);
+                } catch (err) {
+                    fail(err);
+                    return;
+                }
+                chunk = chunk.slice(newline + 1);
+            }
             pending += chunk;
             scheduled ??= setImmediate(handleLines);
         });
@@ -342,7 +394,8 @@ export class KubeRest {
         let res: IncomingMessage;
         try {
             res = await this.send(method, path, o, cancellation);
-            text = await readBody(res);
+            text = await readBody(res, o.maxBodyBytes);
+            o.bodyBytes?.(text.length);
         } catch (err) {
             if (err instanceof ApiError || err instanceof NotLeaderError) throw err;
             throw new ApiError(0, 'Transport', `${method} ${path}: ${describeFailure(err as Error, cancellation)}`);
@@ -398,10 +451,11 @@ export class KubeRest {
         signal: AbortSignal,
         onEvent: (event: { type: string; object: unknown }) => void,
         onData: () => void,
+        bounds?: WatchBounds,
     ): Promise<void> {
         const tracked = this.track({ signal });
         try {
-            await this.streamWatch(path, query, tracked.cancellation, onEvent, onData);
+            await this.streamWatch(path, query, tracked.cancellation, onEvent, onData, bounds);
         } finally {
             tracked.release();
         }
@@ -413,6 +467,7 @@ export class KubeRest {
         cancellation: Cancellation,
         onEvent: (event: { type: string; object: unknown }) => void,
         onData: () => void,
+        bounds?: WatchBounds,
     ): Promise<void> {
         const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
         if (isRedirect(res)) {
@@ -422,7 +477,7 @@ export class KubeRest {
         if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
         onData();
         try {
-            await readLines(res, (line) => onEvent(JSON.parse(line) as { type: string; object: unknown }), onData);
+            await readLines(res, (line) => onEvent(JSON.parse(line) as { type: string; object: unknown }), onData, bounds);
         } catch (err) {
             if (err instanceof ApiError) throw err;
             throw new ApiError(0, 'Transport', `watch ${path}: ${(err as Error).message}`);

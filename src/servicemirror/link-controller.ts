@@ -35,7 +35,7 @@ import type { MirrorSource, MirrorSync } from './mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { LinkGateway, type LinkGatewayDeps } from './link-gateway.js';
-import { LinkSetupError, RemoteWatch } from './remote-watch.js';
+import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './remote-watch.js';
 import type { CredentialsProblem } from './credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import type { McsController, McsRemote } from './mcs/controller.js';
@@ -318,6 +318,12 @@ export class LinkController {
                 this.maybeReady();
             },
             health: (error: string | undefined) => this.onRemoteHealth(error),
+            oversized: (kind: string, object: { namespace?: string; name?: string }, chars: number) =>
+                this.event({
+                    type: 'Warning',
+                    reason: 'RemoteObjectTooLarge',
+                    message: `remote ${kind} ${object.namespace ?? ''}/${object.name ?? '(unnamed)'} is ${chars} bytes, more than the ${REMOTE_OBJECT_MAX_BYTES} a remote object may have: not cached, so not mirrored`,
+                }),
         };
     }
 

@@ -16,6 +16,14 @@ import type { Link } from './link.js';
 import { compactExport } from './mcs/cache.js';
 import { ServiceExports, type ServiceExport } from './mcs/types.js';
 
+/**
+ * The largest remote Service or EndpointSlice cached, in characters of its JSON (bytes, for
+ * the ASCII an apiserver sends). A real one stays far below: annotations may total 256 KiB, an
+ * EndpointSlice holds at most 1 000 endpoints and 100 ports, etcd stores at most 1.5 MiB. Only
+ * a remote apiserver that is not what it claims sends more; such an object is dropped, not cached.
+ */
+export const REMOTE_OBJECT_MAX_BYTES = 1024 * 1024;
+
 export interface RemoteWatchHooks {
     /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
     serviceChanged(namespace: string, name: string): void;
@@ -26,6 +34,8 @@ export interface RemoteWatchHooks {
      * (undefined). The informers retry with backoff and keep their caches meanwhile.
      */
     health(error: string | undefined): void;
+    /** A remote object was not cached for its size (REMOTE_OBJECT_MAX_BYTES). */
+    oversized?(kind: 'Service' | 'EndpointSlice', object: { namespace?: string; name?: string }, chars: number): void;
     /** A remote ServiceExport changed (only with `serviceExports`, once its cache synced). */
     exportChanged?(namespace: string, name: string): void;
     /** The remote's ServiceExports were listed. */
@@ -91,6 +101,8 @@ export class RemoteWatch {
             resyncMs,
             log,
             health: health('services'),
+            maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
+            oversized: (object, chars) => hooks.oversized?.('Service', object, chars),
             transform: (svc) => compactService(svc, 'source', shared),
         });
         this.slices = new Informer<RemoteSlice>(remote, {
@@ -98,6 +110,8 @@ export class RemoteWatch {
             resyncMs,
             log,
             health: health('slices'),
+            maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
+            oversized: (object, chars) => hooks.oversized?.('EndpointSlice', object, chars),
             transform: (slice) => compactRemoteSlice(slice, opts.hostnames ?? false, shared),
             unchanged: sameButResourceVersion,
         });
