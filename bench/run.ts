@@ -16,6 +16,7 @@ import { runClusterScaleBenchmark } from './cluster-scale.js';
 import { runExternalWorkloadsBenchmark } from './external-workloads.js';
 import { runHealthChecksBenchmark } from './health-checks.js';
 import { runMemoryCurveBenchmark } from './memory-curve.js';
+import { runMirrorMemoryBenchmark } from './mirror-memory.js';
 import { Cleanups } from './local-cluster.js';
 import { runPlannerBenchmarks } from './planner.js';
 import { runServiceMirrorDnsBenchmark } from './service-mirror-dns.js';
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'service-mirror-scale': (report) => runServiceMirrorScaleBenchmark(report, cleanups),
     'health-checks': (report) => runHealthChecksBenchmark(report, cleanups),
     'memory-curve': (report) => runMemoryCurveBenchmark(report, cleanups),
+    'mirror-memory': (report) => runMirrorMemoryBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {
