@@ -15,7 +15,7 @@ import { TestDnsServer } from '../src/testing/dns-server.js';
 import { createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
 import { ControllerProcess, controllerEntry } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './parallel.js';
+import { inParallel } from './async.js';
 import type { Report } from './stats.js';
 
 const BENCHMARK = 'mirror-memory';
