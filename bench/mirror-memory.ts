@@ -15,7 +15,7 @@ import { TestDnsServer } from '../src/testing/dns-server.js';
 import { createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
 import { ControllerProcess, controllerEntry } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
-import { inParallel } from './async.js';
+import { inParallel, sleep } from './async.js';
 import type { Report } from './stats.js';
 
 const BENCHMARK = 'mirror-memory';
@@ -25,7 +25,6 @@ const NAMESPACES = 5;
 const GATEWAY = 'gw-mem.bench.test';
 const TIMEOUT_MS = 20 * 60_000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const namespaceOf = (i: number) => `mirror-mem-${i % NAMESPACES}`;
 const serviceOf = (i: number) => `svc-${String(i).padStart(5, '0')}`;
 
