@@ -51,7 +51,7 @@ export async function startMcsSet(prefix: string): Promise<McsSet> {
 }
 
 /** `member`'s Link to `other`: a credentials Secret with other's admin kubeconfig, and the Link. */
-export async function createLinkTo(member: McsMember, other: McsMember): Promise<void> {
+export async function createLinkTo(member: McsMember, other: McsMember, opts: { gateway?: boolean } = {}): Promise<void> {
     const admin = member.cluster.admin;
     const secret = `creds-${other.name}`;
     await admin
@@ -69,7 +69,8 @@ export async function createLinkTo(member: McsMember, other: McsMember): Promise
             targetClusterName: other.name,
             targetClusterDomain: 'cluster.local',
             clusterCredentialsSecret: secret,
-            gatewayAddress: GATEWAY[other.name],
+            // No gateway: a flat network, where the import copies the remote's own endpoints.
+            gatewayAddress: opts.gateway === false ? '' : GATEWAY[other.name],
             gatewayPort: '4143',
             gatewayIdentity: `linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.${other.name}.local`,
             selector: { matchLabels: { 'mirror.linkerd.io/exported': 'true' } },

@@ -166,6 +166,22 @@ describe('MCS across two linked clusters', () => {
         await createLinkTo(east, west);
         await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
     });
+
+    it('a Link without a gateway (a flat network): the import copies the remote cluster\'s own endpoints', async () => {
+        const ns = await sharedNamespace(set, 'flat');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.7'] });
+        await exportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
+        await deleteLinkTo(east, west);
+        await createLinkTo(east, west, { gateway: false });
+        try {
+            await endpointsBecome(east, ns, 'hello', ['west 10.2.0.7:8080 ready']);
+        } finally {
+            await deleteLinkTo(east, west);
+            await createLinkTo(east, west);
+        }
+        await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
+    });
 });
 
 describe('MCS: a controller killed during each change', () => {
