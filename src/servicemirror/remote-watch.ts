@@ -14,7 +14,7 @@ import { STRICT_POLICY, type KubeconfigPolicy } from '../kube/untrusted-kubeconf
 import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from './link.js';
 import { compactExport } from './mcs/cache.js';
-import { ServiceExports, type ServiceExport } from './mcs/types.js';
+import { optionalApiLog, ServiceExports, type ServiceExport } from './mcs/types.js';
 
 /**
  * The largest remote Service or EndpointSlice cached, in characters of its JSON (bytes, for
@@ -117,7 +117,7 @@ export class RemoteWatch {
         });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
         if (opts.serviceExports) {
-            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, resyncMs, log, transform: compactExport });
+            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, resyncMs, log: optionalApiLog(log), transform: compactExport });
         }
         this.registerHandlers();
     }

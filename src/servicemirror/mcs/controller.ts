@@ -34,6 +34,7 @@ import {
     derivedServiceName,
     LABEL_MCS_SERVICE_NAME,
     MCS_MANAGED_BY,
+    optionalApiLog,
     MCS_OWNED_LABEL,
     ServiceExports,
     ServiceImports,
@@ -107,8 +108,9 @@ export class McsController {
         const log = logFn(this.log);
         const common = { resyncMs: opts.resyncMs, log };
         const shared = new SharedValues();
-        this.exports = new Informer<ServiceExport>(opts.rest, { resource: ServiceExports, transform: compactExport, ...common });
-        this.imports = new Informer<ServiceImport>(opts.rest, { resource: ServiceImports, ...common });
+        const optional = { ...common, log: optionalApiLog(log) };
+        this.exports = new Informer<ServiceExport>(opts.rest, { resource: ServiceExports, transform: compactExport, ...optional });
+        this.imports = new Informer<ServiceImport>(opts.rest, { resource: ServiceImports, ...optional });
         this.services = new Informer<Local<V1Service>>(opts.rest, {
             resource: Services,
             // A derived Service is read as written (its uid owns slices, its ClusterIPs are the import's).
@@ -216,9 +218,12 @@ export class McsController {
             this.clusterNameProblem = value ? undefined : `ClusterProperty ${CLUSTER_ID_PROPERTY} has no spec.value`;
         } catch (err) {
             this.clusterName = undefined;
-            this.clusterNameProblem = isNotFound(err)
+            const problem = isNotFound(err)
                 ? `no --cluster-name and no ClusterProperty ${CLUSTER_ID_PROPERTY}: MCS is not served until this cluster has a name`
                 : `reading ClusterProperty ${CLUSTER_ID_PROPERTY} failed: ${(err as Error).message}`;
+            // Said once per change; a warning only where MCS could otherwise be served (its CRDs are there).
+            if (problem !== this.clusterNameProblem) this.log[this.exports.problem() === undefined ? 'warn' : 'info']({ problem }, 'MCS not served');
+            this.clusterNameProblem = problem;
         }
     }
 

@@ -3,6 +3,7 @@
 // fixes, and the names and keys that are ours (the derived Service, our bookkeeping label).
 import { createHash } from 'node:crypto';
 import type { V1Condition, V1EndpointSlice, V1Service, V1SessionAffinityConfig } from '@kubernetes/client-node';
+import type { LogFn } from '../../kube/log.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { KubeObject } from '../../kube/store.js';
 import type { GatewayAddress } from '../endpoints.js';
@@ -27,6 +28,14 @@ export const ServiceImports: ResourceType = {
     namespaced: true,
     crd: { name: 'serviceimports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceimports.yaml' },
 };
+
+/**
+ * The log of an informer of an optional API: its CRD missing is how a cluster without MCS looks,
+ * said at info level, not as an error.
+ */
+export function optionalApiLog(log: LogFn): LogFn {
+    return (level, msg, fields) => log(level === 'error' && fields?.crd !== undefined ? 'info' : level, msg, fields);
+}
 
 /** KEP-2149's About API: the cluster-scoped ClusterProperty whose value is this cluster's name. */
 export const ClusterProperties: ResourceType = { group: 'about.k8s.io', version: 'v1alpha1', plural: 'clusterproperties', kind: 'ClusterProperty', namespaced: false };
