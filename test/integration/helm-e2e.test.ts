@@ -157,6 +157,8 @@ describe('helm install on a real node', { skip: unsupported && `cannot run conta
             dns.setRecords(GATEWAY_HOST, { A: [{ address: '192.0.2.10', ttl: 1 }, { address: '192.0.2.11', ttl: 1 }] });
             const linked = await runCli('link', '--remote-kubeconfig', remote.state.kubeconfig, '--cluster-name', 'east');
             for (const doc of parseAllDocuments(linked.stdout).map((d) => d.toJS() as { kind: string; metadata: { namespace: string } })) {
+                // The Link and its Secret, and the Secret Linkerd's destination reads in its own namespace.
+                await ensureNamespace(local.admin, doc.metadata.namespace);
                 await local.admin.create(collectionPath(doc.kind === 'Secret' ? Secrets : Links, doc.metadata.namespace), doc);
             }
             await eventually('the mirror with both resolved addresses', async () => (await mirrorEndpoints()) === '192.0.2.10 ready,192.0.2.11 ready', 60_000);
