@@ -245,7 +245,12 @@ export class ServiceMirrorController implements Runnable {
         this.slices.onForeignChange((_namespace, service, slice) => mirrorChanged(slice, service, 500));
 
         // A mirror skipped for want of its namespace is created once the namespace appears.
-        this.namespaces.on({ add: (ns) => this.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!)) });
+        this.namespaces.on({
+            add: (ns) => {
+                this.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!));
+                this.mcs?.namespaceAdded(ns.metadata!.name!);
+            },
+        });
     }
 
     /** The clusters the Links point at, each with its remote once MCS can read it. */

@@ -167,6 +167,16 @@ describe('MCS across two linked clusters', () => {
         await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
     });
 
+    it('a remote export whose namespace does not exist here is imported once the namespace is created', async () => {
+        const ns = await west.cluster.namespace('late');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
+        await exportService(west, ns, 'hello');
+        await imported(west, ns, 'hello', () => true, 'its own import');
+        assert.equal(await getImport(east, ns, 'hello'), undefined);
+        await east.cluster.admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+        await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
+    });
+
     it('a Link without a gateway (a flat network): the import copies the remote cluster\'s own endpoints', async () => {
         const ns = await sharedNamespace(set, 'flat');
         await createService(west, ns, 'hello', { endpoints: ['10.2.0.7'] });

@@ -179,6 +179,11 @@ export class McsController {
         this.enqueueAll();
     }
 
+    /** A namespace appeared here: the imports of the remote exports in it can be created now. */
+    namespaceAdded(namespace: string): void {
+        for (const key of this.allKeys()) if (key.startsWith(`${namespace}/`)) this.queue.add(key);
+    }
+
     start(): void {
         this.leading = true;
         this.slices.newTerm();
