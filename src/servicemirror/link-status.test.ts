@@ -4,7 +4,7 @@ import type { KubeRest } from '../kube/rest.js';
 import { newLogger } from '../kube/log.js';
 import type { LinkStatus } from './link.js';
 import { LinkStatusBook } from './link-status.js';
-import { mirrorServiceStatus, type MirrorOutcome } from './status.js';
+import { mirrorLimitCondition, mirrorServiceStatus, type MirrorOutcome } from './status.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const outcome = (name: string, mirrored: boolean): MirrorOutcome => ({
@@ -118,5 +118,43 @@ describe('LinkStatusBook.write', () => {
         assert.equal(await status.write({ ...complete, complete: false, remote: { readable: false, since: T0 + 1000, error: 'connect ECONNREFUSED' } }), true);
         assert.deepEqual(patches[1], { status: { conditions: [stored!.conditions![0]!, patches[0]!.status.conditions![1]!] } });
         assert.deepEqual(stored?.conditions?.map((c) => `${c.type}=${c.status}`), ['RemoteReadable=False', 'ServicesMirrored=True']);
+    });
+});
+
+describe('what a Link status says of the limit and of what was left out of mirrors', () => {
+    it('says MirrorLimitReached only past the limit, keeping its transition time while it holds', () => {
+        assert.equal(mirrorLimitCondition(20, 20, undefined, T0), undefined);
+        const reached = mirrorLimitCondition(20, 60, undefined, T0)!;
+        assert.deepEqual([reached.type, reached.status, reached.reason], ['MirrorLimitReached', 'True', 'TooManyExports']);
+        assert.match(reached.message!, /exports 60 Services, more than --max-mirrors-per-link=20: the 20 oldest .* the other 40 are not/);
+        assert.equal(mirrorLimitCondition(20, 61, reached, T0 + 60_000)!.lastTransitionTime, reached.lastTransitionTime);
+    });
+
+    it('tells each warning of a mirror once while it lasts, and again once it comes back', () => {
+        const events: string[] = [];
+        const status = new LinkStatusBook({
+            rest: {} as KubeRest,
+            namespace: 'mc',
+            name: 'east',
+            stored: () => ({ metadata: { name: 'east', uid: 'u1' } }),
+            isLeader: () => true,
+            policy: { minTtlMs: 1000, maxTtlMs: 3000, staleWindowMs: 2000, retryInitialMs: 1000, retryMaxMs: 30_000 },
+            event: (e) => events.push(`${e.reason}: ${e.message}`),
+            written: () => undefined,
+            logger: newLogger('silent'),
+            now: () => T0,
+        });
+        const refused = { reason: 'RemoteEndpointsRefused' as const, message: 'remote EndpointSlice app/a-1: left out "127.0.0.1" (loopback)' };
+        const taken = { reason: 'NotOwned' as const, message: 'hostname "pod-1" has no endpoint mirror: app/pod-1-east exists and is not a mirror of Link east' };
+        status.record({ ...outcome('a', true), warnings: [refused] }, 'app/a');
+        status.record({ ...outcome('a', true), warnings: [refused, taken] }, 'app/a');
+        status.record({ ...outcome('a', true), warnings: [refused, taken] }, 'app/a');
+        status.record(outcome('a', true), 'app/a');
+        status.record({ ...outcome('a', true), warnings: [refused] }, 'app/a');
+        assert.deepEqual(events, [
+            `RemoteEndpointsRefused: remote Service app/a: ${refused.message}`,
+            `NotOwned: remote Service app/a: ${taken.message}`,
+            `RemoteEndpointsRefused: remote Service app/a: ${refused.message}`,
+        ]);
     });
 });
