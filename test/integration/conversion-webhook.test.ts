@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { connect } from 'node:tls';
 import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
@@ -156,6 +157,38 @@ describe('the ExternalWorkload conversion webhook', () => {
         const alpha = await get('v1alpha1', 'old');
         assert.deepEqual(alpha.spec, created.spec);
         assert.deepEqual(alpha.metadata.labels, { app: 'web', tier: 'b' });
+    });
+
+    it('answers what is not the apiserver’s review (GET, another path, 17 MiB, not JSON, TLS 1.1) and goes on converting for the apiserver', async () => {
+        const send = (method: string, urlPath: string, body: string, headers: Record<string, string | number> = {}) =>
+            new Promise<number>((resolve, reject) => {
+                const req = request({ host: '127.0.0.1', port: portA, method, path: urlPath, rejectUnauthorized: false, agent: false, headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+                req.on('error', reject);
+                req.end(body);
+            });
+        const readsConvert = async (what: string) => {
+            // Stored as v1beta1: each v1alpha1 read goes through the webhook.
+            assert.deepEqual((await get('v1alpha1', 'old')).spec.meshTls, tls, `after ${what}`);
+            assert.deepEqual((await get('v1alpha1', 'dual')).spec.workloadIPs, [{ ip: '192.0.2.1' }], `after ${what}`);
+        };
+        assert.equal(await send('GET', '/convert', ''), 405);
+        await readsConvert('GET /convert');
+        assert.equal(await send('POST', '/other', '{}'), 404);
+        await readsConvert('POST /other');
+        assert.equal(await send('POST', '/convert', 'x', { 'Content-Length': 17 << 20 }).catch(() => 413), 413);
+        await readsConvert('a 17 MiB body');
+        assert.equal(await send('POST', '/convert', '{"kind": "ConversionReview", '), 400);
+        await readsConvert('a body that is not JSON');
+        const tls11 = await new Promise<string>((resolve) => {
+            const socket = connect({ host: '127.0.0.1', port: portA, rejectUnauthorized: false, minVersion: 'TLSv1.1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' }, () => {
+                resolve('connected');
+                socket.end();
+            });
+            socket.on('error', (err) => resolve(err.message));
+        });
+        assert.match(tls11, /protocol version|unsupported protocol/i);
+        await readsConvert('a TLS 1.1 handshake');
+        assert.equal(await replicas[0]!.metric('mesh_endpoints_conversion_reviews_total{result="bad_request"}'), 1);
     });
 
     it('with the webhook down, a read that needs conversion fails with a clear error and nothing is lost; a new process serves again', async () => {
