@@ -96,8 +96,9 @@ at the risk its help states. Redirects from a remote apiserver are never followe
 The Multi-Cluster Services API (KEP-1645; docs/mcs.md): a ServiceExport here or in a cluster a
 Link points at becomes a ServiceImport here, with a derived Service derived-<hash> (its
 ClusterIP is the import's) and EndpointSlices per source cluster: the remote's gateway, or its
-own endpoints for a Link without a gateway, and this cluster's own. Needs this cluster's name:
---cluster-name, else the ClusterProperty cluster.clusterset.k8s.io. --mcs=false turns it off.`;
+own endpoints for a Link without a gateway or a remote-discovery Service, and this cluster's
+own. Needs this cluster's name: --cluster-name, else the ClusterProperty
+cluster.clusterset.k8s.io. --mcs=false turns it off.`;
 
 export function serviceMirrorCommand(program: Command): void {
     const command = program

@@ -29,6 +29,7 @@ import type { ServiceMirrorMetrics } from './metrics.js';
 import type { FederationController, ReadableRemote } from './federation-controller.js';
 import { mirroredRemoteName } from './headless.js';
 import { exportMode } from './mirror.js';
+import { isEmptySelector } from './selector.js';
 import { DEFAULT_MAX_MIRRORS_PER_LINK, exportRank, MirrorLimit } from './mirror-limit.js';
 import { remoteFailureReason, type RemoteHealth } from './status.js';
 import type { MirrorSource, MirrorSync } from './mirror-sync.js';
@@ -243,8 +244,9 @@ export class LinkController {
                 log: logFn(this.log),
                 resyncMs: this.deps.resyncMs,
                 newRemoteRest: this.deps.newRemoteRest,
-                // A flat network's MCS import copies the remote's own endpoints.
-                hostnames: this.deps.enableHeadlessServices || (this.deps.mcs !== undefined && link.gateway === null),
+                // An MCS import copies the remote's own endpoints on a flat network (no gateway) and
+                // for the Services the Link exports in remote-discovery mode.
+                hostnames: this.deps.enableHeadlessServices || (this.deps.mcs !== undefined && (link.gateway === null || !isEmptySelector(link.spec.remoteDiscoverySelector))),
                 serviceExports: this.deps.mcs !== undefined,
                 credentialsPolicy: this.deps.credentialsPolicy,
             });

@@ -74,6 +74,7 @@ export async function createLinkTo(member: McsMember, other: McsMember, opts: { 
             gatewayPort: '4143',
             gatewayIdentity: `linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.${other.name}.local`,
             selector: { matchLabels: { 'mirror.linkerd.io/exported': 'true' } },
+            remoteDiscoverySelector: { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } },
         },
     });
 }

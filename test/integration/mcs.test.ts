@@ -167,6 +167,14 @@ describe('MCS across two linked clusters', () => {
         await endpointsBecome(east, ns, 'hello', ['west 192.0.2.20:4143 ready']);
     });
 
+    it('a Service the Link exports in remote-discovery mode: the import copies the remote cluster\'s own endpoints', async () => {
+        const ns = await sharedNamespace(set, 'discovery');
+        await createService(west, ns, 'hello', { endpoints: ['10.2.0.8'] });
+        await west.cluster.admin.mergePatch(`/api/v1/namespaces/${ns}/services/hello`, { metadata: { labels: { 'mirror.linkerd.io/exported': 'remote-discovery' } } });
+        await exportService(west, ns, 'hello');
+        await endpointsBecome(east, ns, 'hello', ['west 10.2.0.8:8080 ready']);
+    });
+
     it('a remote export whose namespace does not exist here is imported once the namespace is created', async () => {
         const ns = await west.cluster.namespace('late');
         await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });

@@ -25,7 +25,7 @@ import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { compactService } from '../compact.js';
 import type { GatewayAddress } from '../endpoints.js';
 import type { Link } from '../link.js';
-import { hasReadyEndpoints } from '../mirror.js';
+import { exportMode, hasReadyEndpoints } from '../mirror.js';
 import { compactExport, compactSourceSlice } from './cache.js';
 import { conditionsChanged, planImport, type ImportPlan, type ImportPlanInput } from './plan.js';
 import {
@@ -273,14 +273,18 @@ export class McsController {
                 continue;
             }
             const slices = remote.slices.byLabel(LABEL_SERVICE_NAME, name, namespace);
+            const service = remote.services.get(namespace, name);
+            // Through the gateway, unless there is none (a flat network) or the Link exports this
+            // Service in remote-discovery mode (Linkerd's destination reads the remote's endpoints).
+            const direct = remote.link.gateway === null || (service !== undefined && exportMode(service, remote.link) === 'remote-discovery');
             members.push({
                 name: member.cluster,
                 known: true,
                 export: remote.exports.get(namespace, name),
-                service: remote.services.get(namespace, name),
-                endpoints: remote.link.gateway
-                    ? { kind: 'gateway', link: remote.link, addresses: remote.gatewayAddresses(['IPv4', 'IPv6'], now), alive: remote.gatewayAlive, hasReadyEndpoints: hasReadyEndpoints(slices) }
-                    : { kind: 'slices', slices },
+                service,
+                endpoints: direct
+                    ? { kind: 'slices', slices }
+                    : { kind: 'gateway', link: remote.link, addresses: remote.gatewayAddresses(['IPv4', 'IPv6'], now), alive: remote.gatewayAlive, hasReadyEndpoints: hasReadyEndpoints(slices) },
             });
         }
         return members;
