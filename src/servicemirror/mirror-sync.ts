@@ -23,6 +23,7 @@ import {
     CLUSTER_NAME_LABEL,
     HEADLESS_MIRROR_SVC_NAME_LABEL,
     LINK_ANNOTATION,
+    linkKey,
     exportMode,
     hasReadyEndpoints,
     mirrorOwnerProblem,
@@ -113,18 +114,18 @@ export class MirrorSync implements MirrorWrites {
         // Ours: a mirror of this Link (never another Link's, nor an endpoint mirror of the same name).
         const ours: OwnerCheck = (svc) => mirrorOwnerProblem(svc, link);
         if (mode === 'none') {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours);
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
             return null;
         }
         const problem = mirrorProblem(remote!, link);
         if (problem !== null) {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours);
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
             return outcome(false, 'InvalidService', problem);
         }
         // Past --max-mirrors-per-link the youngest exports are not mirrored, nor listed one by
         // one (there may be 100 000): the Link's MirrorLimitReached condition counts them.
         if (source.admitted?.(namespace, remoteName) === false) {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours);
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
             return null;
         }
         if (!(await this.ensureNamespace(namespace, cluster))) {
@@ -150,7 +151,7 @@ export class MirrorSync implements MirrorWrites {
             warnings.push(...notOwned.map((message) => ({ reason: 'NotOwned' as const, message })));
             return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...problems].join('; '), name);
         }
-        await deleteEndpointMirrors(this, namespace, name, cluster);
+        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, linkKey(link));
         await this.syncSlices(source, mirror, remoteName);
         return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
@@ -268,10 +269,11 @@ export class MirrorSync implements MirrorWrites {
      * cluster name are touched, and nothing at all when the Service under this name is not
      * one `owner` may change (by default: labelled a mirror of this cluster).
      */
-    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner: OwnerCheck = clusterOwner(cluster)): Promise<void> {
+    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner: OwnerCheck = clusterOwner(cluster), link?: string): Promise<void> {
         const local = known ?? this.deps.services.store.get(namespace, name);
         if (local && owner(local) !== null) return;
-        await deleteEndpointMirrors(this, namespace, name, cluster);
+        // Endpoint mirrors of another Link's headless mirror of this name stay (this one may not even exist).
+        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, link ?? local?.metadata?.annotations?.[LINK_ANNOTATION]);
         const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
         // A slice we just created may not be in the cache yet; deleting now would leave it behind.
         const uid = local?.metadata?.uid;

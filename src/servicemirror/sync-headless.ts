@@ -7,7 +7,7 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { GatewayAddress, MirrorGroups } from './endpoints.js';
 import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
 import { desiredEndpointMirrors, headlessMirrorGroups, isEndpointMirrorOf } from './headless.js';
-import { mirrorOwnerProblem, type OwnerCheck } from './mirror.js';
+import { LINK_ANNOTATION, linkKey, mirrorOwnerProblem, type OwnerCheck } from './mirror.js';
 import type { Link } from './link.js';
 import type { AddressType } from '../endpointslice/types.js';
 
@@ -18,7 +18,7 @@ export interface MirrorWrites {
     /** Plans and writes the slices of a stored Service. */
     applySlices(service: V1Service, groups: MirrorGroups): Promise<void>;
     /** Deletes a mirror's slices, then the Service (only if labelled with this cluster). */
-    deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner?: OwnerCheck): Promise<void>;
+    deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner?: OwnerCheck, link?: string): Promise<void>;
     /** Local Services of a namespace labelled as endpoint mirrors of `headlessName`, from the cache. */
     endpointMirrorsOf(namespace: string, headlessName: string): V1Service[];
 }
@@ -63,21 +63,27 @@ export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSy
         });
         await writes.applySlices(ensured.service, groups);
     }
-    await deleteEndpointMirrors(writes, namespace, mirror.metadata!.name!, cluster, new Set([...stored.values()].map((s) => s.metadata!.name!)));
+    await deleteEndpointMirrors(writes, namespace, mirror.metadata!.name!, cluster, new Set([...stored.values()].map((s) => s.metadata!.name!)), linkKey(link));
     await writes.applySlices(mirror, headlessMirrorGroups({ mirror, link, remoteSlices: input.remoteSlices, endpointMirrors: stored }));
     return { problems, notOwned };
 }
 
-/** Deletes the endpoint mirrors of headless mirror `headlessName` except those in `keep`. */
+/**
+ * Deletes the endpoint mirrors of headless mirror `headlessName` except those in `keep`, and
+ * any that names a Link other than `link` (the headless mirror's, when known): another Link's.
+ */
 export async function deleteEndpointMirrors(
     writes: MirrorWrites,
     namespace: string,
     headlessName: string,
     cluster: string,
     keep: ReadonlySet<string> = new Set(),
+    link?: string,
 ): Promise<void> {
     for (const svc of writes.endpointMirrorsOf(namespace, headlessName)) {
         if (keep.has(svc.metadata!.name!) || !isEndpointMirrorOf(svc, headlessName, cluster)) continue;
+        const owner = svc.metadata?.annotations?.[LINK_ANNOTATION];
+        if (link !== undefined && owner !== undefined && owner !== link) continue;
         await writes.deleteMirror(namespace, svc.metadata!.name!, cluster, svc);
     }
 }

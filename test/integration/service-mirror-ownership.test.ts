@@ -109,11 +109,19 @@ describe('ownership: the mirror changes only what it created', () => {
         await assertUntouched(ns, fed);
 
         const pod = await usersService(ns, 'pod-1-east');
+        // Another Link's endpoint mirror of the same headless mirror name: not deleted as one of ours gone stale.
+        const othersPod = await usersService(
+            ns,
+            'pod-9-east',
+            { 'mirror.linkerd.io/mirrored-service': 'true', 'mirror.linkerd.io/cluster-name': 'east', 'mirror.linkerd.io/headless-mirror-svc-name': 'pg-east' },
+            { 'mesh-endpoints.io/link': 'team-b/east' },
+        );
         await env.remote.admin.create(collectionPath(Services, ns), { metadata: { name: 'pg', labels: EXPORTED }, spec: { clusterIP: 'None', ports: [{ name: 'tcp', port: 5432 }] } });
         await remoteSlice(ns, 'pg', [{ ip: '10.1.0.10', hostname: 'pod-0' }, { ip: '10.1.0.11', hostname: 'pod-1' }]);
         await eventually('pod-0 mirrored', async () => (await mirrorService(env, ns, 'pod-0-east')) !== undefined);
         await eventually('the Event for pod-1', () => hasEvent(env, linkNs, 'east', 'NotOwned', `hostname "pod-1" has no endpoint mirror: ${ns}/pod-1-east exists and is not a mirror of Link east`));
         await assertUntouched(ns, pod);
+        await assertUntouched(ns, othersPod);
     });
 });
 
