@@ -232,7 +232,7 @@ describe('the mirror Service', () => {
 });
 
 describe('mirrorServiceChanged', () => {
-    const desired = buildMirrorService(remoteService(exported, { ports: [{ port: 80 }, { name: 'b', port: 81, targetPort: 'web' }] }), link());
+    const desired = buildMirrorService(remoteService(exported, { ports: [{ name: 'a', port: 80 }, { name: 'b', port: 81, targetPort: 'web' }] }), link());
 
     it('is false for the apiserver’s defaulted read-back of the same mirror', () => {
         assert.equal(mirrorServiceChanged(readBack(desired), desired), false);
