@@ -140,7 +140,7 @@ export class MirrorSync implements MirrorWrites {
         const mirror = ensured.service;
         const where = `${namespace}/${name}`;
         if (headless) {
-            const { problems, notOwned } = await syncHeadlessMirror(this, {
+            const headlessMirror = await syncHeadlessMirror(this, {
                 link,
                 remote: remote!,
                 remoteSlices,
@@ -148,8 +148,8 @@ export class MirrorSync implements MirrorWrites {
                 gatewayAddresses: (families) => source.gatewayAddresses(families, (this.deps.now ?? Date.now)()),
                 gatewayAlive: source.gatewayAlive,
             });
-            warnings.push(...notOwned.map((message) => ({ reason: 'NotOwned' as const, message })));
-            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...problems].join('; '), name);
+            warnings.push(...headlessMirror.warnings);
+            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...headlessMirror.problems].join('; '), name);
         }
         await deleteEndpointMirrors(this, namespace, name, cluster, undefined, linkKey(link));
         await this.syncSlices(source, mirror, remoteName);

@@ -6,7 +6,9 @@
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { GatewayAddress, MirrorGroups } from './endpoints.js';
 import { desiredMirrorGroups, mirrorAddressTypes } from './endpoints.js';
-import { desiredEndpointMirrors, headlessMirrorGroups, isEndpointMirrorOf } from './headless.js';
+import { desiredEndpointMirrors, hasValidPorts, headlessMirrorGroups, isEndpointMirrorOf } from './headless.js';
+import { slicePortsProblems } from '../endpointslice/validate.js';
+import type { MirrorWarning } from './status.js';
 import { LINK_ANNOTATION, linkKey, mirrorOwnerProblem, type OwnerCheck } from './mirror.js';
 import type { Link } from './link.js';
 import type { AddressType } from '../endpointslice/types.js';
@@ -37,20 +39,23 @@ export interface HeadlessSyncInput {
 }
 
 /** Returns the hostnames left out, and why (for the Link status message), and the endpoint mirror names taken by Services not ours. */
-export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSyncInput): Promise<{ problems: string[]; notOwned: string[] }> {
+export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSyncInput): Promise<{ problems: string[]; warnings: MirrorWarning[] }> {
     const { link, remote, mirror } = input;
     const namespace = mirror.metadata!.namespace!;
     const cluster = link.spec.targetClusterName;
     const plan = desiredEndpointMirrors(remote, link, input.remoteSlices);
     const problems = [...plan.problems];
-    const notOwned: string[] = [];
+    // A remote slice whose ports ours could not hold gives no hostname (headless.ts): said, naming it.
+    const warnings: MirrorWarning[] = input.remoteSlices
+        .filter((slice) => !hasValidPorts(slice))
+        .map((slice) => ({ reason: 'RemoteEndpointsRefused', message: `remote EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name}: left out, its ports could not be those of a slice (${slicePortsProblems(slice.ports ?? [])[0]})` }));
     const stored = new Map<string, V1Service>();
     for (const want of plan.mirrors) {
         const name = want.service.metadata!.name!;
         const ensured = await writes.ensureService(namespace, name, want.service, (svc) => mirrorOwnerProblem(svc, link, mirror.metadata!.name!));
         if ('problem' in ensured) {
             problems.push(`hostname ${JSON.stringify(want.hostname)}: ${ensured.problem}`);
-            if (ensured.reason === 'NotOwned') notOwned.push(`hostname ${JSON.stringify(want.hostname)} has no endpoint mirror: ${ensured.problem}`);
+            if (ensured.reason === 'NotOwned') warnings.push({ reason: 'NotOwned', message: `hostname ${JSON.stringify(want.hostname)} has no endpoint mirror: ${ensured.problem}` });
             continue;
         }
         stored.set(want.hostname, ensured.service);
@@ -65,7 +70,7 @@ export async function syncHeadlessMirror(writes: MirrorWrites, input: HeadlessSy
     }
     await deleteEndpointMirrors(writes, namespace, mirror.metadata!.name!, cluster, new Set([...stored.values()].map((s) => s.metadata!.name!)), linkKey(link));
     await writes.applySlices(mirror, headlessMirrorGroups({ mirror, link, remoteSlices: input.remoteSlices, endpointMirrors: stored }));
-    return { problems, notOwned };
+    return { problems, warnings };
 }
 
 /**
