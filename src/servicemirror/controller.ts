@@ -188,6 +188,7 @@ export class ServiceMirrorController implements Runnable {
             enableNamespaceCreation: opts.enableNamespaceCreation,
         });
         this.federation = new FederationController({
+            namespace: opts.namespace,
             links: this.links,
             remoteOf: (link) => this.controllers.get(link)?.readableRemote,
             services: this.services,

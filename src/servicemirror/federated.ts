@@ -7,7 +7,7 @@
 // none. Linkerd gets there through Join/Leave events; we compute it from the members, so a
 // member that left while no controller ran is removed too, and a restart rewrites nothing.
 import type { V1Service } from '@kubernetes/client-node';
-import { LOCAL_DISCOVERY_ANNOTATION, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_ANNOTATION } from './keys.js';
+import { FEDERATION_ANNOTATION, LOCAL_DISCOVERY_ANNOTATION, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_ANNOTATION } from './keys.js';
 import { copiedAnnotations, copiedLabels, mirrorServiceName, mirrorSpec } from './mirror.js';
 import { metadataProblem, portsProblem } from './mirror-validate.js';
 
@@ -38,6 +38,8 @@ export interface FederatedInput {
     remotes: ReadonlyMap<string, Membership>;
     /** The `<name>-federated` this controller wrote, if any. */
     existing?: V1Service;
+    /** The Links' namespace, written in FEDERATION_ANNOTATION. */
+    federation?: string;
 }
 
 /** `<name>-federated`, or why that is not a valid Service name. */
@@ -63,6 +65,17 @@ export function federatedMemberProblem(service: V1Service): string | null {
 /** A local Service that is a federated Service this controller (or Linkerd's) wrote. */
 export function isFederatedService(local: V1Service): boolean {
     return local.metadata?.labels?.[MIRRORED_SERVICE_LABEL] === 'true' && (local.metadata?.name ?? '').endsWith(`-${FEDERATED_SUFFIX}`);
+}
+
+/** Why a local Service under a federated Service's name is not the federation of `federation`'s Links to change, or null. */
+export function federatedOwnerProblem(local: V1Service, federation: string | undefined): string | null {
+    const where = `${local.metadata?.namespace}/${local.metadata?.name}`;
+    if (!isFederatedService(local)) return `${where} exists and is not a federated Service; it is left alone`;
+    const owner = local.metadata?.annotations?.[FEDERATION_ANNOTATION];
+    if (federation !== undefined && owner !== undefined && owner !== federation) {
+        return `${where} exists and is the federated Service of the Links in namespace ${owner}; it is left alone`;
+    }
+    return null;
 }
 
 /** The members' name of a federated Service (`web-federated` → `web`), or null. */
@@ -112,6 +125,7 @@ export function desiredFederatedService(input: FederatedInput): V1Service | null
     delete annotations[REMOTE_DISCOVERY_ANNOTATION];
     delete annotations[LOCAL_DISCOVERY_ANNOTATION];
     if (remote !== '') annotations[REMOTE_DISCOVERY_ANNOTATION] = remote;
+    if (input.federation !== undefined) annotations[FEDERATION_ANNOTATION] = input.federation;
     if (local !== undefined) annotations[LOCAL_DISCOVERY_ANNOTATION] = local;
     return { apiVersion: 'v1', kind: 'Service', metadata: { name: named.name, namespace: input.namespace, labels, annotations }, spec };
 }

@@ -28,6 +28,8 @@ export interface ReadableRemote {
 }
 
 export interface FederationDeps {
+    /** The controller's (its Links') namespace. */
+    namespace?: string;
     /** The Links of the controller's namespace, as cached. */
     links: Informer<KubeObject>;
     /** The remote of a Link, when it is served and its caches have synced. */
@@ -61,6 +63,7 @@ export class FederationController {
             local: members && { get: (ns, name) => members.store.get(ns, name), excludedLabels: deps.excludedLabels, excludedAnnotations: deps.excludedAnnotations },
             existing: (ns, name) => deps.services.store.get(ns, name),
             ensureNamespace: deps.ensureNamespace,
+            federation: deps.namespace,
         });
         this.queue = new LeaderQueue<FederatedKey>({
             name: 'service-mirror/federated',

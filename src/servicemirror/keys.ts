@@ -75,6 +75,13 @@ export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDER
  */
 export const LINK_ANNOTATION = 'mesh-endpoints.io/link';
 
+/**
+ * Ours, on every federated Service: the namespace of the Links (so of the service mirror) that
+ * federate it. A federated Service naming another namespace is that service mirror's; one
+ * without it was made by Linkerd or before this annotation, and is taken over.
+ */
+export const FEDERATION_ANNOTATION = 'mesh-endpoints.io/federation';
+
 /** endpointslice.kubernetes.io/managed-by of the mirror's slices: ours, not Linkerd's or kube's. */
 export const MIRROR_SLICE_MANAGED_BY = 'service-mirror.mesh-endpoints.io';
 

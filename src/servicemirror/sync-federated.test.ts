@@ -33,9 +33,10 @@ class Writes {
     }
 }
 
-function setup(links: FederationLink[], localMember?: V1Service) {
+function setup(links: FederationLink[], localMember?: V1Service, federation?: string) {
     const writes = new Writes();
     const sync = new FederatedSync({
+        federation,
         writes,
         links: () => links,
         local: { get: () => localMember, excludedLabels: [], excludedAnnotations: [] },
@@ -92,5 +93,22 @@ describe('FederatedSync', () => {
         other.writes.local.set('web-federated', { metadata: { name: 'web-federated', namespace: 'ns1' } });
         assert.match((await other.sync.sync('ns1', 'web')).problem ?? '', /not a federated Service; it is left alone/);
         assert.deepEqual(other.writes.log, []);
+    });
+
+    it('says which Links federate it, and leaves alone one another namespace’s Links federate; takes over one without the annotation', async () => {
+        const ours = setup([remote('east', member())], undefined, 'mc');
+        await ours.sync.sync('ns1', 'web');
+        assert.equal(ours.writes.local.get('web-federated')?.metadata?.annotations?.['mesh-endpoints.io/federation'], 'mc');
+
+        const theirs = setup([remote('east', member())], undefined, 'team-b');
+        theirs.writes.local.set('web-federated', ours.writes.local.get('web-federated')!);
+        assert.match((await theirs.sync.sync('ns1', 'web')).problem ?? '', /^ns1\/web-federated exists and is the federated Service of the Links in namespace mc; it is left alone$/);
+        assert.deepEqual(theirs.writes.log, []);
+
+        const linkerds = setup([remote('east', member())], undefined, 'mc');
+        const { 'mesh-endpoints.io/federation': _, ...annotations } = ours.writes.local.get('web-federated')!.metadata!.annotations!;
+        linkerds.writes.local.set('web-federated', { ...ours.writes.local.get('web-federated')!, metadata: { name: 'web-federated', namespace: 'ns1', labels: { 'mirror.linkerd.io/mirrored-service': 'true' }, annotations } });
+        assert.equal((await linkerds.sync.sync('ns1', 'web')).service, 'web-federated');
+        assert.deepEqual(linkerds.writes.log, ['update ns1/web-federated']);
     });
 });

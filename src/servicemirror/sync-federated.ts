@@ -3,7 +3,7 @@
 // "cannot say", so its entry is kept: an outage or a restart never removes a member. Decisions
 // are federated.ts's; the writes go through MirrorWrites.
 import type { V1Service } from '@kubernetes/client-node';
-import { desiredFederatedService, federatedMemberProblem, federatedServiceName, isFederatedService, type Membership } from './federated.js';
+import { desiredFederatedService, federatedMemberProblem, federatedOwnerProblem, federatedServiceName, type Membership } from './federated.js';
 import type { Link } from './link.js';
 import { matchesSelector } from './selector.js';
 import type { MirrorWrites } from './sync-headless.js';
@@ -29,6 +29,8 @@ export interface FederatedSyncDeps {
     local?: LocalMembers;
     /** The local `<name>-federated`, from the cache. */
     existing: (namespace: string, name: string) => V1Service | undefined;
+    /** The Links' namespace: federated Services naming another one are another service mirror's. */
+    federation?: string;
     /** Makes sure the namespace exists (creating it with --enable-namespace-creation); false when it does not. */
     ensureNamespace: (namespace: string, cluster: string) => Promise<boolean>;
 }
@@ -79,11 +81,11 @@ export class FederatedSync {
             ? judge('', localDeps.get(namespace, name), { excludedLabels: localDeps.excludedLabels, excludedAnnotations: localDeps.excludedAnnotations })
             : { state: 'unknown' };
 
-        const owner = (svc: V1Service) => (isFederatedService(svc) ? null : `${namespace}/${named.name} exists and is not a federated Service; it is left alone`);
+        const owner = (svc: V1Service) => federatedOwnerProblem(svc, this.deps.federation);
         const found = this.deps.existing(namespace, named.name);
         const foreign = found && owner(found);
         if (foreign) return { service: null, refused, problem: foreign };
-        const desired = desiredFederatedService({ namespace, name, local, remotes, existing: found });
+        const desired = desiredFederatedService({ namespace, name, local, remotes, existing: found, federation: this.deps.federation });
         if (desired === null) {
             if (found) await this.deps.writes.deleteService(found);
             return { service: null, refused };
