@@ -3,7 +3,7 @@
 // the design promises is flagged, not failed), write outside bench/results/, or connect beyond
 // loopback. Every cluster, controller and server a benchmark starts is stopped before it returns.
 //
-//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks] [memory-curve]   (all by default)
+//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks] [memory-curve] [mirror-memory] [mcs-scale]   (all by default)
 //   SCALE=large npx tsx bench/run.ts cluster-scale service-mirror-scale memory-curve
 //     (adds one Service of 10 000 workloads; 2 000 mirrors per Link; a step of 100 000 workloads)
 import { execFileSync } from 'node:child_process';
@@ -15,6 +15,7 @@ import { runApiserverWritesBenchmark } from './apiserver-writes.js';
 import { runClusterScaleBenchmark } from './cluster-scale.js';
 import { runExternalWorkloadsBenchmark } from './external-workloads.js';
 import { runHealthChecksBenchmark } from './health-checks.js';
+import { runMcsScaleBenchmark } from './mcs-scale.js';
 import { runMemoryCurveBenchmark } from './memory-curve.js';
 import { runMirrorMemoryBenchmark } from './mirror-memory.js';
 import { Cleanups } from './local-cluster.js';
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'health-checks': (report) => runHealthChecksBenchmark(report, cleanups),
     'memory-curve': (report) => runMemoryCurveBenchmark(report, cleanups),
     'mirror-memory': (report) => runMirrorMemoryBenchmark(report, cleanups),
+    'mcs-scale': (report) => runMcsScaleBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {
