@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { Controller, InvalidError, classifyFailure, type ReconcileResult } from './controller.js';
+import { Controller, classifyFailure, type ReconcileResult } from './controller.js';
+import { InvalidError } from './errors.js';
 import type { EventSink } from './events.js';
 import type { Informer, InformerHandlers } from './informer.js';
 import { newLogger } from './log.js';

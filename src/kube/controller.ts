@@ -24,7 +24,7 @@ import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
 import { ApiError, isConflict } from './rest.js';
 import type { KubeObject } from './store.js';
-import type { WorkQueueMetrics } from './workqueue-metrics.js';
+import type { ReconcileOutcome, WorkQueueMetrics } from './workqueue-metrics.js';
 
 /** A key to run again after a while although it succeeded (a time-based condition). */
 export type ReconcileResult = void | { requeueAfterMs: number };
@@ -36,8 +36,6 @@ export interface Reconciler<K extends string> {
     eventTarget?(key: K): KubeObject | undefined;
 }
 
-export { InvalidError };
-
 export type FailureClass = 'conflict' | 'invalid' | 'transient';
 
 export function classifyFailure(err: unknown): FailureClass {
@@ -45,8 +43,6 @@ export function classifyFailure(err: unknown): FailureClass {
     if (isConflict(err)) return 'conflict';
     return 'transient';
 }
-
-export type ReconcileOutcome = 'success' | 'requeue' | 'invalid' | 'error';
 
 export interface ControllerOptions<K extends string> {
     /** The controller's name: the `name` label of its metrics and its queue. */

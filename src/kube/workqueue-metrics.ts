@@ -24,6 +24,9 @@ export interface QueueMetrics {
 
 type Label = 'name';
 
+/** How one reconcile of a controller on the runtime (controller.ts) ended. */
+export type ReconcileOutcome = 'success' | 'requeue' | 'invalid' | 'error';
+
 // Keys are handed out within milliseconds and worked for up to minutes; the clock has ms resolution.
 const durationBuckets = exponentialBuckets(0.001, 10, 7);
 
@@ -95,7 +98,7 @@ export class WorkQueueMetrics {
     }
 
     /** One reconcile of controller `name` ended so. */
-    reconciled(name: string, result: 'success' | 'requeue' | 'invalid' | 'error'): void {
+    reconciled(name: string, result: ReconcileOutcome): void {
         this.reconciles.inc({ name, result });
     }
 
