@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { collectionPath, Links, Secrets } from '../../src/kube/resources.js';
+import { collectionPath, Links, objectPath, Secrets } from '../../src/kube/resources.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
 import { cli } from './cli-support.js';
 import {
@@ -30,7 +30,7 @@ import {
 const env = await startMirrorEnv('smc');
 const strictNs = await setUp('a namespace for the strict service mirror', () => env.local.namespace('mc'));
 const allowingNs = await setUp('a namespace for the allowing service mirror', () => env.local.namespace('mci'));
-await setUp('the strict service mirror', () => runServiceMirror(env, strictNs));
+const strict = await setUp('the strict service mirror', () => runServiceMirror(env, strictNs));
 await setUp('the service mirror with --allow-insecure-remote-tls', () => runServiceMirror(env, allowingNs, { credentialsPolicy: { allowExec: false, allowInsecureTls: true } }));
 const appNs = await setUp('the paired namespace', () => pairedNamespace(env));
 await setUp('an exported remote Service', () => createRemoteService(env, appNs, 'web'));
@@ -160,6 +160,29 @@ describe('credentials Secrets are untrusted input', () => {
         await createRemoteService(env, appNs, 'api');
         await eventually('the new mirror of the healthy Link', async () => (await mirrorService(env, appNs, 'api-healthy')) !== undefined);
         for (const name of ['exec', 'token-file', 'plain', 'skip-verify']) assert.equal(await mirrorService(env, appNs, `api-${name}`), undefined, name);
+    });
+
+    it('serves a refused Link once its Secret holds inline material, and says so', async () => {
+        const path = objectPath(Secrets, strictNs, 'cluster-credentials-exec');
+        const current = await env.local.admin.get<{ metadata: { resourceVersion: string } }>(path);
+        await env.local.admin.replace(path, {
+            metadata: { name: 'cluster-credentials-exec', resourceVersion: current.metadata.resourceVersion },
+            type: 'mirror.linkerd.io/remote-kubeconfig',
+            data: { kubeconfig: Buffer.from(kubeconfig({ 'certificate-authority-data': remoteCa, server: remoteServer }, { token: remoteToken })).toString('base64') },
+        });
+        await eventually('the mirror of the fixed Link', async () => (await mirrorService(env, appNs, 'web-exec')) !== undefined);
+        await eventually('RemoteCredentialsValid=True', async () => (await credentialsCondition(strictNs, 'exec'))?.status === 'True');
+    });
+
+    it('refuses the same after the service mirror stops and a new one starts: the condition as written, nothing run', async () => {
+        const before = (await credentialsCondition(strictNs, 'token-file'))!;
+        await strict.stop();
+        await runServiceMirror(env, strictNs);
+        await createRemoteService(env, appNs, 'db');
+        await eventually('the healthy Link served by the new process', async () => (await mirrorService(env, appNs, 'db-healthy')) !== undefined);
+        assert.deepEqual(await credentialsCondition(strictNs, 'token-file'), before);
+        assert.equal(await mirrorService(env, appNs, 'db-token-file'), undefined);
+        assert.equal(existsSync(join(dir, 'exec-ran')), false);
     });
 
     it('accepts insecure-skip-tls-verify and an http:// server with --allow-insecure-remote-tls', async () => {
