@@ -73,7 +73,7 @@ describe('status: external workloads', () => {
 });
 
 describe('check', () => {
-    it('passes with the CRDs installed, a live external-workloads leader and an admin caller; no Link means no service mirror is needed', async () => {
+    it('passes with the CRDs installed, a live external-workloads leader and an admin caller; no Link means no service mirror is needed, no MCS CRDs that MCS is not served', async () => {
         await eventually('the Lease held', async () => running.manager.isLeader());
         const result = await check();
         assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -82,7 +82,8 @@ describe('check', () => {
         assert.match(result.stdout, new RegExp(`✔ external-workloads has exactly one live leader \\(Lease ${controllerNs}/mesh-endpoints-external-workloads\\): leader replica-a, renewed \\d+s ago`));
         assert.match(result.stdout, /‼ service-mirror has exactly one live leader .*: the Lease does not exist/);
         assert.match(result.stdout, /✔ you may read what status, gateways and check read/);
-        assert.match(result.stdout, /Status check results are ✔ \(1 warnings\)/);
+        assert.match(result.stdout, /‼ the ServiceExport and ServiceImport CRDs are installed: not installed: MCS is not served/);
+        assert.match(result.stdout, /Status check results are ✔ \(2 warnings\)/);
     });
 
     it('fails, naming each missing right, for a caller without rights, and still runs every other check', async () => {
@@ -105,6 +106,6 @@ describe('check', () => {
         assert.equal(result.code, 1);
         assert.match(result.stdout, /✖ external-workloads has exactly one live leader .*: the Lease has no holder/);
         assert.match(result.stdout, /hint: start the external-workloads controller/);
-        assert.match(result.stdout, /Status check results are ✖ \(1 failed, 1 warnings\)/);
+        assert.match(result.stdout, /Status check results are ✖ \(1 failed, 2 warnings\)/);
     });
 });
