@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { collectionPath, EndpointSlices, Namespaces, objectPath, Services } from '../src/kube/resources.js';
 import type { KubeObject } from '../src/kube/store.js';
-import { CLUSTER_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../src/servicemirror/keys.js';
+import { CLUSTER_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../src/servicemirror/api/keys.js';
 import { installCrds } from '../src/testing/crds.js';
 import { TestDnsServer } from '../src/testing/dns-server.js';
 import { apiserverMetrics, apiserverRequestSums, apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';

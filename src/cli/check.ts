@@ -11,8 +11,8 @@ import { isNotFound, KubeRest } from '../kube/rest.js';
 import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
-import { credentialsFromSecret, readLinkCredentials } from '../servicemirror/credentials.js';
-import { CREDENTIALS_SECRET_TYPE } from '../servicemirror/link.js';
+import { credentialsFromSecret, readLinkCredentials } from '../servicemirror/link/credentials.js';
+import { CREDENTIALS_SECRET_TYPE } from '../servicemirror/api/link.js';
 import {
     DESTINATION_CLUSTER_DOMAIN_ANNOTATION,
     DESTINATION_CLUSTER_NAME_LABEL,
@@ -20,7 +20,7 @@ import {
     DESTINATION_TRUST_DOMAIN_ANNOTATION,
     MIRROR_RIGHTS,
     type RemoteRight,
-} from '../servicemirror/remote-access.js';
+} from '../servicemirror/link/remote-access.js';
 import { credentialsSecretName } from './link-gen.js';
 import {
     accessCheck,

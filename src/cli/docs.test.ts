@@ -12,7 +12,7 @@ import { newLogger } from '../kube/log.js';
 import { Manager, METRICS_PREFIX } from '../kube/manager.js';
 import { KubeRest } from '../kube/rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { ServiceMirrorMetrics } from '../servicemirror/metrics.js';
+import { ServiceMirrorMetrics } from '../servicemirror/link/metrics.js';
 import { convertWorkload } from '../externalworkloads/conversion.js';
 import { WebhookServer } from '../webhook/server.js';
 import { flagsMarkdown, withFlags } from './flags-doc.js';

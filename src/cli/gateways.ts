@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { gatewaysText } from '../ops/format.js';
 import { gatewayLine, probeTarget } from '../ops/gateways-report.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
-import { probeOnce } from '../servicemirror/probe.js';
+import { probeOnce } from '../servicemirror/link/probe.js';
 import { durationOption, fail, probeOverrideFlag } from './common.js';
 import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
 import { readLinks } from './read.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1LoadBalancerIngress, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseLink } from '../servicemirror/link.js';
+import { parseLink } from '../servicemirror/api/link.js';
 import { destinationAccessObjects, gatewaySpecFrom, linkYaml, remoteAccessObjects, remoteKubeconfig, type GatewaySpec } from './link-gen.js';
 
 function gateway(overrides: { ingress?: V1LoadBalancerIngress[]; ports?: V1ServicePort[]; annotations?: Record<string, string>; type?: string } = {}): V1Service {

@@ -7,8 +7,8 @@
 // when the gateway is not ready to be linked.
 import type { V1Service } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from '../servicemirror/keys.js';
-import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/link.js';
+import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from '../servicemirror/api/keys.js';
+import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/api/link.js';
 import { parseDurationMs } from '../time/duration.js';
 import {
     DESTINATION_ACCESS_NAME,
@@ -19,7 +19,7 @@ import {
     MIRROR_RIGHTS,
     REMOTE_ACCESS_NAME,
     type RemoteRight,
-} from '../servicemirror/remote-access.js';
+} from '../servicemirror/link/remote-access.js';
 
 export { DESTINATION_ACCESS_NAME, REMOTE_ACCESS_NAME };
 

@@ -4,7 +4,7 @@
 // (--remote-discovery, --federated; in --control-plane-namespace), and the Link.
 //
 // On the remote cluster it creates one ServiceAccount per reader, each bound to a ClusterRole
-// with only what that reader lists and watches (src/servicemirror/remote-access.ts;
+// with only what that reader lists and watches (src/servicemirror/link/remote-access.ts;
 // idempotent), and a token for each through the TokenRequest API (POST
 // .../serviceaccounts/NAME/token) with a long expiration (--token-expiration, default one
 // year; the apiserver may shorten it). TokenRequest is used rather than a

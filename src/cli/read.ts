@@ -6,7 +6,7 @@ import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
 import { isNotFound, type KubeRest, type Query } from '../kube/rest.js';
 import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services } from '../kube/resources.js';
 import { linkReport, type LinkEventObject, type LinkReport } from '../ops/links-report.js';
-import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
+import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/api/keys.js';
 import { MCS_MANAGED_BY, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../servicemirror/mcs/types.js';
 import { mcsReport, type McsReport } from '../ops/mcs-report.js';
 

@@ -4,9 +4,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/controller.js';
-import { DEFAULT_MAX_MIRRORS_PER_LINK } from '../servicemirror/mirror-limit.js';
+import { DEFAULT_MAX_MIRRORS_PER_LINK } from '../servicemirror/plan/mirror-limit.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
-import { type LabelSelector, parseLabelSelector } from '../servicemirror/selector.js';
+import { type LabelSelector, parseLabelSelector } from '../servicemirror/api/selector.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import { boolFlag, controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';

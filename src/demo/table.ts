@@ -1,7 +1,7 @@
 // Plain-text tables for the demo's output.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { table } from '../ops/format.js';
-import type { GatewayResolutionStatus } from '../servicemirror/link.js';
+import type { GatewayResolutionStatus } from '../servicemirror/api/link.js';
 
 export { table };
 

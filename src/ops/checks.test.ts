@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readCrds } from '../testing/crds.js';
-import { DESTINATION_RIGHTS, MIRROR_RIGHTS } from '../servicemirror/remote-access.js';
+import { DESTINATION_RIGHTS, MIRROR_RIGHTS } from '../servicemirror/link/remote-access.js';
 import { accessCheck, accessNeeds, crdChecks, destinationChecks, destinationModes, EXPECTED_CRDS, leaseCheck, linkChecks, remoteAccessCheck, type CrdObject } from './checks.js';
 import { linkReport } from './links-report.js';
 import { rawLink, type LinkOptions } from './testkit.js';

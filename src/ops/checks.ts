@@ -2,8 +2,8 @@
 // objects (or the answer of one request) into check results; the command reads, runs them in
 // order and prints ✔/‼/✖ with a hint. Pure: `now` is passed in.
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
-import { LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/link.js';
-import type { RemoteRight } from '../servicemirror/remote-access.js';
+import { LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/api/link.js';
+import type { RemoteRight } from '../servicemirror/link/remote-access.js';
 import { WORKLOAD_GROUP } from '../externalworkloads/types.js';
 import type { LinkReport } from './links-report.js';
 

@@ -7,11 +7,11 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { parseGatewayAddress } from '../dns/gateway-address.js';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/link.js';
-import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/keys.js';
-import { PROBE_REFUSED_REASON, PROBE_TARGET_REASON } from '../servicemirror/gateway-events.js';
-import { remoteServiceName } from '../servicemirror/mirror.js';
-import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/status.js';
+import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/api/link.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/api/keys.js';
+import { PROBE_REFUSED_REASON, PROBE_TARGET_REASON } from '../servicemirror/link/gateway-events.js';
+import { remoteServiceName } from '../servicemirror/plan/mirror.js';
+import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/plan/status.js';
 import { rfc3339 } from '../time/format.js';
 import { compare } from './workloads-report.js';
 

@@ -2,7 +2,7 @@
 // service mirror writes), its mirror Services and slices, and the probe Events.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
-import type { MirrorSummary } from '../servicemirror/link.js';
+import type { MirrorSummary } from '../servicemirror/api/link.js';
 import type { LinkEventObject } from './links-report.js';
 
 export const LINK_NS = 'linkerd-multicluster';

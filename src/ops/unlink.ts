@@ -5,9 +5,9 @@
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../servicemirror/keys.js';
-import { LINK_GROUP } from '../servicemirror/link.js';
-import { DESTINATION_CLUSTER_NAME_LABEL } from '../servicemirror/remote-access.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../servicemirror/api/keys.js';
+import { LINK_GROUP } from '../servicemirror/api/link.js';
+import { DESTINATION_CLUSTER_NAME_LABEL } from '../servicemirror/link/remote-access.js';
 import { mirrorsOfLink } from './links-report.js';
 import { compare } from './workloads-report.js';
 

@@ -24,19 +24,19 @@ import { Links, Namespaces, Secrets, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
-import { compactService } from './compact.js';
-import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './link.js';
+import { compactService } from './cache/compact.js';
+import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
-import type { LinkEvent } from './gateway-events.js';
-import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './mirror.js';
-import { MirrorSync } from './mirror-sync.js';
+import type { LinkEvent } from './link/gateway-events.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './plan/mirror.js';
+import { MirrorSync } from './write/mirror-sync.js';
 import { McsController, type McsLinkMember } from './mcs/controller.js';
-import type { RemoteWatch } from './remote-watch.js';
-import { ServiceMirrorMetrics } from './metrics.js';
+import type { RemoteWatch } from './link/remote-watch.js';
+import { ServiceMirrorMetrics } from './link/metrics.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
-import { formatLabelSelector, isEmptySelector, type LabelSelector } from './selector.js';
+import { formatLabelSelector, isEmptySelector, type LabelSelector } from './api/selector.js';
 
 export const SERVICE_MIRROR_LEASE = 'mesh-endpoints-service-mirror';
 

@@ -10,11 +10,11 @@ import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { federatedMemberName, isFederatedService } from './federated.js';
-import type { LinkEvent } from './gateway-events.js';
-import type { Link } from './link.js';
-import { isEmptySelector, matchesSelector } from './selector.js';
-import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './sync-federated.js';
+import { federatedMemberName, isFederatedService } from './plan/federated.js';
+import type { LinkEvent } from './link/gateway-events.js';
+import type { Link } from './api/link.js';
+import { isEmptySelector, matchesSelector } from './api/selector.js';
+import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './write/sync-federated.js';
 
 type LocalService = V1Service & KubeObject;
 /** One federated Service's work, as the queue holds it (a queue key must be a string). */

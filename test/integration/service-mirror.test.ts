@@ -8,7 +8,7 @@ import { KubeRest } from '../../src/kube/rest.js';
 import { collectionPath, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
-import type { LinkStatus } from '../../src/servicemirror/link.js';
+import type { LinkStatus } from '../../src/servicemirror/api/link.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
 import {
     createLink,

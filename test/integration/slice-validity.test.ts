@@ -11,8 +11,8 @@ import { sliceProblems } from '../../src/endpointslice/validate.js';
 import { ApiError } from '../../src/kube/rest.js';
 import { collectionPath, EndpointSlices, Namespaces } from '../../src/kube/resources.js';
 import { SliceWriter } from '../../src/kube/slice-writer.js';
-import { buildMirrorService } from '../../src/servicemirror/mirror.js';
-import { testLink } from '../../src/servicemirror/testkit.js';
+import { buildMirrorService } from '../../src/servicemirror/plan/mirror.js';
+import { testLink } from '../../src/servicemirror/api/testkit.js';
 import { startTestCluster } from '../../src/testing/harness.js';
 import {
     anySlice,

@@ -7,8 +7,8 @@ import { DEFAULT_MANAGED_BY } from '../../src/externalworkloads/controller.js';
 import { cacheWorkload, type CompactWorkload } from '../../src/externalworkloads/compact.js';
 import { desiredGroupsSteps } from '../../src/externalworkloads/desired.js';
 import { completed } from '../../src/endpointslice/steps.js';
-import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/endpoints.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/mirror.js';
+import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/plan/endpoints.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
 
 export function ownerOf(service: V1Service): OwningService {
     const { name, namespace, uid, labels } = service.metadata!;

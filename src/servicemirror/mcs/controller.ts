@@ -22,10 +22,10 @@ import { SharedValues } from '../../kube/shared-values.js';
 import { SliceOwner } from '../../kube/slice-owner.js';
 import type { KubeObject, ObjectStore } from '../../kube/store.js';
 import type { WorkQueueMetrics } from '../../kube/workqueue-metrics.js';
-import { compactService } from '../compact.js';
-import type { GatewayAddress } from '../endpoints.js';
-import type { Link } from '../link.js';
-import { exportMode, hasReadyEndpoints } from '../mirror.js';
+import { compactService } from '../cache/compact.js';
+import type { GatewayAddress } from '../plan/endpoints.js';
+import type { Link } from '../api/link.js';
+import { exportMode, hasReadyEndpoints } from '../plan/mirror.js';
 import { compactExport, compactSourceSlice } from './cache.js';
 import { conditionsChanged, planImport, type ImportPlan, type ImportPlanInput } from './plan.js';
 import {

@@ -4,9 +4,9 @@
 import type { V1Endpoint, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { normalisePorts, portMapKey } from '../../endpointslice/ports.js';
 import type { AddressType, DesiredGroup } from '../../endpointslice/types.js';
-import { desiredMirrorGroups } from '../endpoints.js';
-import { REMOTE_SVC_FQ_NAME_ANNOTATION } from '../keys.js';
-import { remoteFqName } from '../mirror.js';
+import { desiredMirrorGroups } from '../plan/endpoints.js';
+import { REMOTE_SVC_FQ_NAME_ANNOTATION } from '../api/keys.js';
+import { remoteFqName } from '../plan/mirror.js';
 import type { SourceEndpoints } from './types.js';
 
 export interface SourceGroups {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
-import { REMOTE_GATEWAY_IDENTITY_ANNOTATION, REMOTE_SVC_FQ_NAME_ANNOTATION } from '../keys.js';
-import { testLink } from '../testkit.js';
+import { REMOTE_GATEWAY_IDENTITY_ANNOTATION, REMOTE_SVC_FQ_NAME_ANNOTATION } from '../api/keys.js';
+import { testLink } from '../api/testkit.js';
 import { conditionsChanged, planImport, type ImportPlan, type ImportPlanInput } from './plan.js';
 import { derivedServiceName, LABEL_MCS_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_MANAGED_BY, MCS_OWNED_LABEL, type MemberCluster, type ServiceExport, type ServiceImport } from './types.js';
 

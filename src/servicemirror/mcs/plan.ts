@@ -11,8 +11,8 @@ import type { V1Condition, V1EndpointSlice, V1Service, V1ServicePort } from '@ku
 import { planSlices } from '../../endpointslice/reconciler.js';
 import type { SlicePlan } from '../../endpointslice/types.js';
 import { writesPlan } from '../../kube/slice-owner.js';
-import { mirrorAddressTypes } from '../endpoints.js';
-import { OPAQUE_PORTS_ANNOTATION } from '../keys.js';
+import { mirrorAddressTypes } from '../plan/endpoints.js';
+import { OPAQUE_PORTS_ANNOTATION } from '../api/keys.js';
 import { sourceGroups } from './endpoints.js';
 import { exportersOf, invalidExport, isHeadless, resolveImport, type Resolution } from './resolve.js';
 import {

@@ -6,8 +6,8 @@ import type { V1Condition, V1EndpointSlice, V1Service, V1SessionAffinityConfig }
 import type { LogFn } from '../../kube/log.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { KubeObject } from '../../kube/store.js';
-import type { GatewayAddress } from '../endpoints.js';
-import type { Link } from '../link.js';
+import type { GatewayAddress } from '../plan/endpoints.js';
+import type { Link } from '../api/link.js';
 
 export const MCS_GROUP = 'multicluster.x-k8s.io';
 

@@ -1,0 +1,182 @@
+// The remote cluster of one Link, as its credentials Secret reaches it: informers of its
+// Services and EndpointSlices. A new spec or rotated credentials replace the RemoteWatch; the
+// Link's gateway state (src/dns) outlives it, in the LinkController. It reads; it never writes.
+import type { KubeConfig } from '../../kube/kubeconfig.js';
+import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
+import { Informer } from '../../kube/informer.js';
+import type { LogFn } from '../../kube/log.js';
+import { KubeRest } from '../../kube/rest.js';
+import { EndpointSlices, Services } from '../../kube/resources.js';
+import { SharedValues } from '../../kube/shared-values.js';
+import { sameButResourceVersion } from '../../kube/store.js';
+import { compactRemoteSlice, compactService, type CachedRemoteSlice, type CachedService } from '../cache/compact.js';
+import { STRICT_POLICY, type KubeconfigPolicy } from '../../kube/untrusted-kubeconfig.js';
+import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
+import type { Link } from '../api/link.js';
+import { compactExport } from '../mcs/cache.js';
+import { optionalApiLog, ServiceExports, type ServiceExport } from '../mcs/types.js';
+
+/**
+ * The largest remote Service or EndpointSlice cached, in characters of its JSON (bytes, for
+ * the ASCII an apiserver sends). A real one stays far below: annotations may total 256 KiB, an
+ * EndpointSlice holds at most 1 000 endpoints and 100 ports, etcd stores at most 1.5 MiB. Only
+ * a remote apiserver that is not what it claims sends more; such an object is dropped, not cached.
+ */
+export const REMOTE_OBJECT_MAX_BYTES = 1024 * 1024;
+
+export interface RemoteWatchHooks {
+    /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
+    serviceChanged(namespace: string, name: string): void;
+    /** The remote caches hold a full list. */
+    synced(): void;
+    /**
+     * Reading the remote cluster failed (why; told at every failed try), or works again
+     * (undefined). The informers retry with backoff and keep their caches meanwhile.
+     */
+    health(error: string | undefined): void;
+    /** A remote object was not cached for its size (REMOTE_OBJECT_MAX_BYTES). */
+    oversized?(kind: 'Service' | 'EndpointSlice', object: { namespace?: string; name?: string }, chars: number): void;
+    /** A remote ServiceExport changed (only with `serviceExports`, once its cache synced). */
+    exportChanged?(namespace: string, name: string): void;
+    /** The remote's ServiceExports were listed. */
+    exportsSynced?(): void;
+}
+
+/** The Link cannot be served as written: its credentials are missing, unusable or refused. */
+export class LinkSetupError extends Error {
+    constructor(readonly problem: CredentialsProblem) {
+        super(problem.message);
+    }
+
+    get reason(): string {
+        return this.problem.reason;
+    }
+}
+
+/** A remote Service or EndpointSlice as cached (compact.ts). */
+export type RemoteService = CachedService;
+export type RemoteSlice = CachedRemoteSlice;
+
+export interface RemoteWatchOptions {
+    log: LogFn;
+    resyncMs?: number;
+    /** Headless mirrors are on: the slices' hostnames, conditions and ports are read, so cached. */
+    hostnames?: boolean;
+    /** What the credentials kubeconfig may hold beyond inline material (strict when absent). */
+    credentialsPolicy?: KubeconfigPolicy;
+    /** MCS is served: the remote's ServiceExports are watched too (their CRD may be missing there). */
+    serviceExports?: boolean;
+}
+
+export class RemoteWatch {
+    readonly services: Informer<RemoteService>;
+    readonly slices: Informer<RemoteSlice>;
+    /** The remote's ServiceExports, when MCS is served; not part of `synced` (see exportsKnown). */
+    readonly exports: Informer<ServiceExport> | undefined;
+    private stopped = false;
+    private cachesSynced = false;
+
+    private constructor(
+        /** The Link uid, credentials version and spec this watch serves: a different one means a new watch. */
+        readonly specKey: string,
+        private readonly remote: KubeRest,
+        private readonly hooks: RemoteWatchHooks,
+        opts: RemoteWatchOptions,
+    ) {
+        const { log, resyncMs } = opts;
+        // Either informer failing makes the remote unreadable: every failure is told, and the
+        // recovery once both read again.
+        const failing = new Set<string>();
+        const health = (informer: string) => (error: string | undefined) => {
+            const wasFailing = failing.size > 0;
+            if (error === undefined) failing.delete(informer);
+            else failing.add(informer);
+            if (this.stopped || (error === undefined && (!wasFailing || failing.size > 0))) return;
+            hooks.health(error);
+        };
+        // Cached as the mirror reads them (compact.ts): every Service and slice of the remote is.
+        const shared = new SharedValues();
+        this.services = new Informer(remote, {
+            resource: Services,
+            resyncMs,
+            log,
+            health: health('services'),
+            maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
+            oversized: (object, chars) => hooks.oversized?.('Service', object, chars),
+            transform: (svc) => compactService(svc, 'source', shared),
+        });
+        this.slices = new Informer<RemoteSlice>(remote, {
+            resource: EndpointSlices,
+            resyncMs,
+            log,
+            health: health('slices'),
+            maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
+            oversized: (object, chars) => hooks.oversized?.('EndpointSlice', object, chars),
+            transform: (slice) => compactRemoteSlice(slice, opts.hostnames ?? false, shared),
+            unchanged: sameButResourceVersion,
+        });
+        this.slices.store.indexLabel(LABEL_SERVICE_NAME);
+        if (opts.serviceExports) {
+            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, resyncMs, log: optionalApiLog(log), transform: compactExport });
+        }
+        this.registerHandlers();
+    }
+
+    /** Loads the Link's credentials and starts watching; throws LinkSetupError when it cannot. */
+    static async start(
+        link: Link,
+        specKey: string,
+        localRest: KubeRest,
+        hooks: RemoteWatchHooks,
+        opts: RemoteWatchOptions & { newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest },
+    ): Promise<RemoteWatch> {
+        const credentials = await readLinkCredentials(localRest, link.metadata.namespace, link.spec.clusterCredentialsSecret, opts.credentialsPolicy ?? STRICT_POLICY);
+        if ('problem' in credentials) throw new LinkSetupError(credentials.problem);
+        const { kubeConfig } = credentials;
+        const remote = opts.newRemoteRest ? opts.newRemoteRest(kubeConfig) : new KubeRest(kubeConfig);
+        const watch = new RemoteWatch(specKey, remote, hooks, opts);
+        watch.services.start();
+        watch.slices.start();
+        watch.exports?.start();
+        void watch.exports?.synced.then(() => {
+            if (!watch.stopped) hooks.exportsSynced?.();
+        });
+        void Promise.all([watch.services.synced, watch.slices.synced]).then(() => {
+            watch.cachesSynced = true;
+            if (!watch.stopped) hooks.synced();
+        });
+        return watch;
+    }
+
+    get synced(): boolean {
+        return this.cachesSynced;
+    }
+
+    /** Whether the remote's exports are known: listed, or the remote does not serve the API (no CRD: none). */
+    get exportsKnown(): boolean {
+        return this.exports !== undefined && (this.exports.hasSynced() || this.exports.problem() !== undefined);
+    }
+
+    private registerHandlers(): void {
+        const service = (svc: RemoteService) => {
+            if (this.cachesSynced) this.hooks.serviceChanged(svc.metadata!.namespace!, svc.metadata!.name!);
+        };
+        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
+        // Slices only matter for whether the remote Service has a ready endpoint.
+        const slice = (s: RemoteSlice) => {
+            const name = s.metadata?.labels?.[LABEL_SERVICE_NAME];
+            if (name && this.cachesSynced && this.services.store.get(s.metadata?.namespace, name)) {
+                this.hooks.serviceChanged(s.metadata!.namespace!, name);
+            }
+        };
+        this.slices.on({ add: slice, update: (_, s) => slice(s), delete: slice });
+        const exported = (e: ServiceExport) => this.hooks.exportChanged?.(e.metadata!.namespace!, e.metadata!.name!);
+        this.exports?.on({ add: exported, update: (_, e) => exported(e), delete: exported });
+    }
+
+    async stop(): Promise<void> {
+        this.stopped = true;
+        await Promise.all([this.services.stop(), this.slices.stop(), this.exports?.stop()]);
+        this.remote.close();
+    }
+}

@@ -1,0 +1,319 @@
+// Converges one mirror: the local Service `<name>-<cluster>` and its EndpointSlices, for one
+// remote Service of one Link. Reads caches, decides with the pure core (mirror.ts,
+// endpoints.ts, endpointslice/), writes through tolerant calls. Returns what happened for the
+// Link status; recording Events and status is the controller's job.
+import type { V1Service } from '@kubernetes/client-node';
+import type { AddressType } from '../../endpointslice/types.js';
+import { planSlices } from '../../endpointslice/reconciler.js';
+import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
+import type { Informer } from '../../kube/informer.js';
+import { isAlreadyExists, isNotFound, type KubeRest, type WriteOpts } from '../../kube/rest.js';
+import { collectionPath, Namespaces, objectPath, Services } from '../../kube/resources.js';
+import { StaleCacheError } from '../../kube/slice-writer.js';
+import type { SliceOwner } from '../../kube/slice-owner.js';
+import { OwnWrites } from '../../kube/own-writes.js';
+import type { KubeObject, ObjectStore } from '../../kube/store.js';
+import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
+import { buildHeadlessMirrorService, mirrorsAsHeadless } from '../plan/headless.js';
+import type { Link } from '../api/link.js';
+import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
+import {
+    buildMirrorNamespace,
+    buildMirrorService,
+    CLUSTER_NAME_LABEL,
+    HEADLESS_MIRROR_SVC_NAME_LABEL,
+    LINK_ANNOTATION,
+    linkKey,
+    exportMode,
+    hasReadyEndpoints,
+    mirrorOwnerProblem,
+    MIRRORED_SERVICE_LABEL,
+    planMirrorService,
+    remoteEndpointWarnings,
+    type OwnerCheck,
+    MIRROR_SLICE_MANAGED_BY,
+    mirrorProblem,
+    mirrorServiceName,
+} from '../plan/mirror.js';
+import type { ServiceMirrorMetrics } from '../link/metrics.js';
+import type { MirrorOutcome, MirrorWarning } from '../plan/status.js';
+import type { EnsuredService } from './sync-headless.js';
+import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
+
+type LocalService = V1Service & KubeObject;
+
+/** What a mirror is built from: the Link, its remote caches and its gateway now. */
+export interface MirrorSource {
+    readonly link: Link;
+    readonly remoteServices: ObjectStore<RemoteService>;
+    readonly remoteSlices: ObjectStore<RemoteSlice>;
+    gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
+    readonly gatewayAlive: boolean;
+    /** Whether the remote Service is among the exports the Link's mirror limit admits (all when absent). */
+    admitted?(namespace: string, name: string): boolean;
+}
+
+/** The default owner of a mirror being deleted: a Service labelled a mirror of this cluster. */
+function clusterOwner(cluster: string): OwnerCheck {
+    return (svc) => {
+        const labels = svc.metadata?.labels ?? {};
+        return labels[MIRRORED_SERVICE_LABEL] === 'true' && labels[CLUSTER_NAME_LABEL] === cluster ? null : `not a mirror of cluster ${cluster}`;
+    };
+}
+
+export interface MirrorSyncDeps {
+    rest: KubeRest;
+    owner: SliceOwner;
+    services: Informer<LocalService>;
+    namespaces: Informer<KubeObject>;
+    metrics: ServiceMirrorMetrics;
+    isLeader: () => boolean;
+    maxEndpointsPerSlice: number;
+    /** Linkerd's --enable-headless-services: headless remotes with hostnames get headless mirrors. */
+    enableHeadlessServices?: boolean;
+    /** Linkerd's --enable-namespace-creation: a missing namespace is created, not waited for. */
+    enableNamespaceCreation?: boolean;
+    now?: () => number;
+}
+
+
+export class MirrorSync implements MirrorWrites {
+    private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
+    /** The Services we created or updated last, so their watch events do not queue a sync again. */
+    readonly ownWrites = new OwnWrites();
+
+    constructor(private readonly deps: MirrorSyncDeps) {}
+
+    /** Asked by the transport just before each write goes out, after any rate-limit wait. */
+    private readonly guarded: WriteOpts = { whileLeader: () => this.deps.isLeader() };
+
+    /**
+     * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
+     * Link status, or null when the Service is not exported (any mirror of it is gone).
+     */
+    async sync(source: MirrorSource, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
+        const link = source.link;
+        const cluster = link.spec.targetClusterName;
+        const remote = source.remoteServices.get(namespace, remoteName);
+        const mode = remote ? exportMode(remote, link) : 'none';
+        const named = mirrorServiceName(remoteName, cluster);
+        const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
+        // Whatever becomes of the mirror, refused remote addresses are told (none reach a slice).
+        const warnings: MirrorWarning[] = mode === 'none' ? [] : remoteEndpointWarnings(remoteSlices).map((message) => ({ reason: 'RemoteEndpointsRefused', message }));
+        const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
+            namespace,
+            remoteName,
+            mirrored,
+            reason,
+            message,
+            localName,
+            ...(warnings.length > 0 && { warnings }),
+        });
+        if ('error' in named) return mode === 'none' ? null : outcome(false, 'InvalidService', named.error);
+        const name = named.name;
+        // Ours: a mirror of this Link (never another Link's, nor an endpoint mirror of the same name).
+        const ours: OwnerCheck = (svc) => mirrorOwnerProblem(svc, link);
+        if (mode === 'none') {
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
+            return null;
+        }
+        const problem = mirrorProblem(remote!, link);
+        if (problem !== null) {
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
+            return outcome(false, 'InvalidService', problem);
+        }
+        // Past --max-mirrors-per-link the youngest exports are not mirrored, nor listed one by
+        // one (there may be 100 000): the Link's MirrorLimitReached condition counts them.
+        if (source.admitted?.(namespace, remoteName) === false) {
+            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
+            return null;
+        }
+        if (!(await this.ensureNamespace(namespace, cluster))) {
+            return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
+        }
+        const current = this.deps.services.store.get(namespace, name);
+        const headless =
+            this.deps.enableHeadlessServices === true && mode === 'mirror' && mirrorsAsHeadless(remote!, remoteSlices, current && ours(current) === null ? current : undefined);
+        const desired = headless ? buildHeadlessMirrorService(remote!, link) : buildMirrorService(remote!, link);
+        const ensured = await this.ensureService(namespace, name, desired, ours);
+        if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
+        const mirror = ensured.service;
+        const where = `${namespace}/${name}`;
+        if (headless) {
+            const headlessMirror = await syncHeadlessMirror(this, {
+                link,
+                remote: remote!,
+                remoteSlices,
+                mirror,
+                gatewayAddresses: (families) => source.gatewayAddresses(families, (this.deps.now ?? Date.now)()),
+                gatewayAlive: source.gatewayAlive,
+            });
+            warnings.push(...headlessMirror.warnings);
+            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...headlessMirror.problems].join('; '), name);
+        }
+        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, linkKey(link));
+        await this.syncSlices(source, mirror, remoteName);
+        return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
+    }
+
+    /**
+     * Whether the namespace exists here, creating it (labelled as Linkerd does) when namespace
+     * creation is on. A namespace is never updated or deleted: it may hold anything by now.
+     */
+    async ensureNamespace(namespace: string, cluster: string): Promise<boolean> {
+        if (this.deps.namespaces.store.get(undefined, namespace)) return true;
+        if (!this.deps.enableNamespaceCreation) return false;
+        try {
+            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query, this.guarded);
+        } catch (err) {
+            if (!isAlreadyExists(err)) throw err;
+        }
+        return true;
+    }
+
+    endpointMirrorsOf(namespace: string, headlessName: string): V1Service[] {
+        // The controller indexes its Services by this label.
+        return this.deps.services.store.byLabel(HEADLESS_MIRROR_SVC_NAME_LABEL, headlessName, namespace);
+    }
+
+    /**
+     * Creates, updates or recreates the mirror Service as planMirrorService decides; the stored
+     * object comes back. A Service the cache does not hold (it holds only Services labelled as
+     * mirrors) is learnt of when the create finds it, and planned again as it is stored.
+     */
+    async ensureService(namespace: string, name: string, desired: V1Service, owner: OwnerCheck): Promise<EnsuredService> {
+        const path = objectPath(Services, namespace, name);
+        let local: V1Service | undefined = this.deps.services.store.get(namespace, name);
+        let plan = planMirrorService(local, desired, owner);
+        if (plan.action === 'create') {
+            try {
+                return { service: await this.createService(namespace, desired) };
+            } catch (err) {
+                if (isNotFound(err)) return { reason: 'MissingNamespace', problem: `namespace ${namespace} does not exist in this cluster` };
+                if (!isAlreadyExists(err)) throw err;
+                local = await this.deps.rest.get<V1Service>(path);
+                plan = planMirrorService(local, desired, owner);
+            }
+        }
+        if (plan.action === 'refuse') return { reason: 'NotOwned', problem: plan.problem };
+        if (plan.action === 'create') throw new StaleCacheError(`Service ${namespace}/${name} was deleted while being created`);
+        if (plan.action === 'keep') return { service: local! };
+        if (plan.action === 'recreate') {
+            const cluster = desired.metadata?.labels?.[CLUSTER_NAME_LABEL];
+            // A federated Service belongs to no one cluster and has no slices.
+            if (cluster === undefined) await this.deleteService(local!);
+            else await this.deleteMirror(namespace, name, cluster, local, owner);
+            return { service: await this.createService(namespace, desired) };
+        }
+        // The cache holds only what the mirror reads (compact.ts); the update starts from the
+        // Service as stored, at the version the decision was made from.
+        const whole = await this.deps.rest.get<V1Service>(path);
+        if (whole.metadata?.resourceVersion !== local!.metadata?.resourceVersion) {
+            // The server is ahead of the cache: a watch that stays silent now is dead (Informer.behindServer).
+            this.deps.services.behindServer(local!);
+            throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
+        }
+        const { managedFields: _, ...metadata } = whole.metadata!;
+        const spec: V1Service['spec'] = { ...whole.spec, type: desired.spec?.type, ports: desired.spec?.ports };
+        delete spec.selector;
+        if (desired.spec?.ipFamilyPolicy) spec.ipFamilyPolicy = desired.spec.ipFamilyPolicy;
+        if (desired.spec?.ipFamilies) spec.ipFamilies = desired.spec.ipFamilies;
+        const updated: V1Service = { ...whole, metadata: { ...metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations }, spec };
+        // resourceVersion rides along: a conflict means someone wrote since our read; retried.
+        const stored = await this.ownWrites.write(namespace, name, () => this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded));
+        this.deps.metrics.serviceWrites.inc({ operation: 'update' });
+        return { service: stored };
+    }
+
+    private async createService(namespace: string, desired: V1Service): Promise<V1Service> {
+        const created = await this.ownWrites.write(namespace, desired.metadata!.name!, () =>
+            this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded),
+        );
+        this.deps.metrics.serviceWrites.inc({ operation: 'create' });
+        return created;
+    }
+
+    private async syncSlices(source: MirrorSource, mirror: V1Service, remoteName: string): Promise<void> {
+        const now = (this.deps.now ?? Date.now)();
+        const groups = desiredMirrorGroups({
+            mirror,
+            link: source.link,
+            gatewayAddresses: source.gatewayAddresses(mirrorAddressTypes(mirror), now),
+            remoteHasReadyEndpoints: hasReadyEndpoints(source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, mirror.metadata!.namespace!)),
+            gatewayAlive: source.gatewayAlive,
+        });
+        await this.applySlices(mirror, groups);
+    }
+
+    async applySlices(mirror: V1Service, groups: MirrorGroups): Promise<void> {
+        const { namespace, name, uid, labels } = mirror.metadata!;
+        const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
+        await this.deps.owner.converge(owner, (existing) =>
+            planSlices({
+                owner,
+                addressTypes: groups.addressTypes,
+                desired: groups.groups,
+                existing,
+                maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
+                managedBy: MIRROR_SLICE_MANAGED_BY,
+                extraLabels: groups.extraLabels,
+                annotations: groups.annotations,
+            }),
+        );
+    }
+
+    /**
+     * Deletes the mirror's slices, then the mirror Service. Slices go first and explicitly:
+     * garbage collection may be slow or (in a bare control plane) absent, and a slice of a
+     * deleted mirror would keep routing to the gateway. Only objects labelled with this
+     * cluster name are touched, and nothing at all when the Service under this name is not
+     * one `owner` may change (by default: labelled a mirror of this cluster).
+     */
+    async deleteMirror(namespace: string, name: string, cluster: string, known?: V1Service, owner: OwnerCheck = clusterOwner(cluster), link?: string): Promise<void> {
+        const local = known ?? this.deps.services.store.get(namespace, name);
+        if (local && owner(local) !== null) return;
+        // Endpoint mirrors of another Link's headless mirror of this name stay (this one may not even exist).
+        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, link ?? local?.metadata?.annotations?.[LINK_ANNOTATION]);
+        const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
+        // A slice we just created may not be in the cache yet; deleting now would leave it behind.
+        const uid = local?.metadata?.uid;
+        if (uid && this.deps.owner.tracker.staleSlices({ namespace, name, uid }, slices)) {
+            throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
+        }
+        await this.deps.owner.deleteAll(slices);
+        if (!local) return;
+        await this.deleteService(local);
+    }
+
+    /** Deletes this very Service (uid precondition); gone already is fine. */
+    async deleteService(service: V1Service): Promise<void> {
+        const { namespace, name, uid } = service.metadata!;
+        await this.deps.rest
+            .delete(objectPath(Services, namespace!, name!), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, this.guarded)
+            .then(
+                () => this.deps.metrics.serviceWrites.inc({ operation: 'delete' }),
+                (err: unknown) => {
+                    if (!isNotFound(err)) throw err;
+                },
+            );
+        this.deps.owner.forgetService(namespace!, name!);
+    }
+
+    /**
+     * Every mirror and slice of one cluster name: its Link is gone. Mirrors that name a Link
+     * of another namespace belong to that namespace's controller.
+     */
+    async deleteClusterMirrors(cluster: string, linkNamespace: string): Promise<number> {
+        const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster).filter((svc) => {
+            const link = svc.metadata?.annotations?.[LINK_ANNOTATION];
+            return link === undefined || link.startsWith(`${linkNamespace}/`);
+        });
+        for (const svc of services) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
+        // Slices whose Service is already gone.
+        const leftover = this.deps.owner.informer.store
+            .byLabel(CLUSTER_NAME_LABEL, cluster)
+            .filter((slice) => !this.deps.services.store.get(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME] ?? ''));
+        await this.deps.owner.deleteAll(leftover);
+        return services.length;
+    }
+}
