@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane controllers helm node-deps node image e2e build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane controllers mcs-conformance helm node-deps node image e2e build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -26,6 +26,12 @@ controllers:
 	@echo "==> kube-controller-manager, kube-scheduler and kwok from Go modules (the first build takes minutes)"
 	@bash hack/controlplane/build.sh --controllers >/dev/null
 	@bash hack/controlplane/kwok/build.sh >/dev/null
+
+# The MCS API conformance suite (kubernetes-sigs/mcs-api conformance/, in ../shared/mcs-conformance
+# beside the project, never vendored): built once per machine, cached by its sources' hash.
+mcs-conformance:
+	@echo "==> MCS conformance suite (from ../shared/mcs-conformance; the first build takes minutes)"
+	@bash hack/mcs-conformance.sh >/dev/null
 
 helm:
 	@echo "==> helm (from its Go module; the first build takes minutes)"
@@ -69,7 +75,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane controllers helm image node
+integration: deps control-plane controllers mcs-conformance helm image node
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)

@@ -3,13 +3,15 @@
 // process (`--cluster-name`), and helpers to export Services and read back what each cluster
 // imported. There is no endpointslice controller in the test clusters: a Service's own endpoints
 // are EndpointSlices the test writes, labelled as upstream's controller labels them.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { V1Condition, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { after } from 'node:test';
 import { collectionPath, EndpointSlices, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { LABEL_MCS_SERVICE_NAME, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../../src/servicemirror/mcs/types.js';
 import { installCrds, installMcsCrds } from '../../src/testing/crds.js';
-import { eventually, setUp, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import type { UpOptions } from '../../src/testing/cluster.js';
+import { eventually, setUp, startLocalCluster, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
 import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 
 export const LINK_NS = 'mc';
@@ -27,9 +29,17 @@ export interface McsSet {
     west: McsMember;
 }
 
+export interface McsSetOptions {
+    /** Grown clusters: kube-controller-manager, kube-scheduler and kwok nodes (src/testing/controllers.ts). */
+    controllers?: UpOptions['controllers'];
+    /** More kube-apiserver flags for both clusters. */
+    extraApiserverArgs?: string[];
+}
+
 /** Call at the top level of a test file: both clusters, their CRDs and Links, and both controllers. */
-export async function startMcsSet(prefix: string): Promise<McsSet> {
-    const [e, w] = await Promise.all([startTestCluster(`${prefix}-e`), startTestCluster(`${prefix}-w`)]);
+export async function startMcsSet(prefix: string, opts: McsSetOptions = {}): Promise<McsSet> {
+    const start = (p: string) => (opts.extraApiserverArgs ? startClusterWithArgs(p, opts) : startTestCluster(p, { controllers: opts.controllers }));
+    const [e, w] = await Promise.all([start(`${prefix}-e`), start(`${prefix}-w`)]);
     const set: McsSet = { east: { name: 'east', cluster: e }, west: { name: 'west', cluster: w } };
     after(async () => {
         for (const member of [set.east, set.west]) await stopController(member);
@@ -48,6 +58,14 @@ export async function startMcsSet(prefix: string): Promise<McsSet> {
         await Promise.all([startController(set.east), startController(set.west)]);
     });
     return set;
+}
+
+/** As startTestCluster (same naming, set-up step and cleanup), with kube-apiserver flags of its own. */
+async function startClusterWithArgs(prefix: string, opts: McsSetOptions): Promise<TestCluster> {
+    const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
+    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, opts.extraApiserverArgs, { controllers: opts.controllers }));
+    after(() => cluster.stop());
+    return cluster;
 }
 
 /** `member`'s Link to `other`: a credentials Secret with other's admin kubeconfig, and the Link. */

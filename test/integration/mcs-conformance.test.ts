@@ -1,0 +1,132 @@
+// The official MCS API conformance suite (kubernetes-sigs/mcs-api conformance/, built by
+// hack/mcs-conformance.sh from ../shared/mcs-conformance) run as is against two grown clusters
+// (kube-controller-manager, kube-scheduler, kwok nodes: the suite's Pods are scheduled and
+// Running) linked both ways, each running its own service-mirror. Its Ginkgo JSON report decides;
+// the reports are kept under .cache/reports/mcs-conformance/ (the README's conformance claim).
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { test } from 'node:test';
+import { parse, stringify } from 'yaml';
+import { setUp } from '../../src/testing/harness.js';
+import { startMcsSet } from './mcs-support.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const keptDir = join(repoRoot, '.cache/reports/mcs-conformance');
+
+/** What `!Connectivity && !DNS` leaves of the suite: every other Required and Optional spec. */
+const LABEL_FILTER = '!Connectivity && !DNS';
+const EXPECTED_SPECS = 17;
+
+// The suite's Pods get IPv4 addresses only (kwok) and the Links' gateways are IPv4: in the test
+// clusters' default dual-stack service range the suite's PreferDualStack Service is imported with
+// both families and the EndpointSlice spec waits for IPv6 endpoints that cannot exist here. A
+// single-stack range makes the clusters what their Pods are, and every spec runs.
+const SINGLE_STACK = ['--service-cluster-ip-range=10.96.0.0/16'];
+
+const binary = await setUp('the conformance suite (hack/mcs-conformance.sh)', async () => {
+    const { stdout } = await promisify(execFile)('bash', [join(repoRoot, 'hack/mcs-conformance.sh')], { cwd: repoRoot, maxBuffer: 16 << 20 });
+    return stdout.trim().split('\n').pop()!;
+});
+const set = await startMcsSet('mcsconf', { controllers: { kwokNodes: 2 }, extraApiserverArgs: SINGLE_STACK });
+
+interface SpecReport {
+    ContainerHierarchyTexts?: string[] | null;
+    LeafNodeType: string;
+    LeafNodeText: string;
+    LeafNodeLabels?: string[] | null;
+    ContainerHierarchyLabels?: (string[] | null)[] | null;
+    State: string;
+    Failure?: { Message?: string; Location?: { FileName?: string; LineNumber?: number } };
+    CapturedGinkgoWriterOutput?: string;
+    CapturedStdOutErr?: string;
+}
+
+const specName = (s: SpecReport) => [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].filter(Boolean).join(' ').trim();
+const specLabels = (s: SpecReport) => [...(s.ContainerHierarchyLabels ?? []).flatMap((l) => l ?? []), ...(s.LeafNodeLabels ?? [])];
+
+/** Both clusters' kubeconfigs in one file (contexts keep the clusters' names). */
+function joinedKubeconfig(path: string): string[] {
+    const configs = [set.east, set.west].map((m) => parse(readFileSync(m.cluster.state.kubeconfig, 'utf8')));
+    const joined = {
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': configs[0]['current-context'],
+        clusters: configs.flatMap((c) => c.clusters),
+        users: configs.flatMap((c) => c.users),
+        contexts: configs.flatMap((c) => c.contexts),
+    };
+    writeFileSync(path, stringify(joined), { mode: 0o600 });
+    return configs.map((c) => c['current-context'] as string);
+}
+
+test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`, { timeout: 30 * 60_000 }, async (t) => {
+    const work = mkdtempSync(join(tmpdir(), 'mcs-conformance-'));
+    const kubeconfig = join(work, 'kubeconfig');
+    const contexts = joinedKubeconfig(kubeconfig);
+    const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
+    const args = [
+        '--kubeconfig', kubeconfig,
+        '--contexts', contexts.join(','),
+        `--ginkgo.label-filter=${LABEL_FILTER}`,
+        '--ginkgo.json-report=report.json',
+        '--ginkgo.junit-report=junit.xml',
+        '--ginkgo.no-color',
+        '--ginkgo.v',
+        '--ginkgo.timeout=25m',
+        '--project', 'mesh-endpoints',
+        '--version', version,
+    ];
+    const started = Date.now();
+    // The suite writes report.html and report.yaml in its working directory.
+    const log = createWriteStream(join(work, 'output.log'));
+    const code = await new Promise<number | null>((res, rej) => {
+        const proc = spawn(binary, args, { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+        proc.stdout.pipe(log, { end: false });
+        proc.stderr.pipe(log, { end: false });
+        proc.on('error', rej);
+        proc.on('close', res);
+    });
+    await new Promise((r) => log.end(r));
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+
+    rmSync(keptDir, { recursive: true, force: true });
+    mkdirSync(keptDir, { recursive: true });
+    for (const f of ['report.json', 'junit.xml', 'report.html', 'report.yaml', 'output.log']) {
+        try {
+            cpSync(join(work, f), join(keptDir, f));
+        } catch {
+            // A suite that failed early writes only some of them; what is there is kept.
+        }
+    }
+    rmSync(work, { recursive: true, force: true });
+    t.diagnostic(`MCS conformance reports kept in ${keptDir} (the suite ran ${seconds} s, exit ${code})`);
+
+    let reports: { SpecReports?: SpecReport[] | null }[];
+    try {
+        reports = JSON.parse(readFileSync(join(keptDir, 'report.json'), 'utf8'));
+    } catch (err) {
+        const out = readFileSync(join(keptDir, 'output.log'), 'utf8');
+        assert.fail(`the suite wrote no JSON report (exit ${code}): ${(err as Error).message}\n${out.slice(-8000)}`);
+    }
+    const specs = reports.flatMap((r) => r.SpecReports ?? []).filter((s) => s.LeafNodeType === 'It');
+    const ran = specs.filter((s) => s.State !== 'skipped' && s.State !== 'pending');
+    const passed = ran.filter((s) => s.State === 'passed');
+    const failed = ran.filter((s) => s.State !== 'passed');
+    const required = ran.filter((s) => specLabels(s).includes('Required')).length;
+    t.diagnostic(`MCS conformance: ${passed.length}/${ran.length} passed (${required} Required, ${ran.length - required} Optional), ${specs.length - ran.length} skipped by the filter`);
+    for (const s of failed) {
+        console.error(
+            `--- FAILED [${s.State}] ${specName(s)} [${specLabels(s).join(', ')}]\n` +
+                `${s.Failure?.Location?.FileName ?? ''}:${s.Failure?.Location?.LineNumber ?? ''}\n${s.Failure?.Message ?? ''}\n` +
+                `${s.CapturedGinkgoWriterOutput ?? ''}${s.CapturedStdOutErr ?? ''}`,
+        );
+    }
+    assert.deepEqual(failed.map((s) => `${specName(s)}: ${s.State}`), [], 'every spec that ran passed');
+    assert.equal(ran.length, EXPECTED_SPECS, `the specs the filter leaves ran (${ran.map(specName).join('; ')})`);
+    assert.equal(code, 0, 'the suite exits 0');
+});
