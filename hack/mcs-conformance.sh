@@ -5,7 +5,14 @@
 # pins them. Prints the binary's path as its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-suite=${MCS_CONFORMANCE_DIR:-$(cd "$here/../.." && pwd)/shared/mcs-conformance}
+root=$(cd "$here/.." && pwd)
+suite=${MCS_CONFORMANCE_DIR:-$(dirname "$root")/shared/mcs-conformance}
+# A clone of a local checkout made elsewhere (a clean-clone CI run in /tmp) finds the suite
+# beside the checkout it was cloned from.
+origin=$(git -C "$root" config --get remote.origin.url 2>/dev/null || true)
+if [[ -z "${MCS_CONFORMANCE_DIR:-}" && ! -f "$suite/go.mod" && "$origin" == /* ]]; then
+  suite=$(dirname "${origin%/.git}")/shared/mcs-conformance
+fi
 if [[ ! -f "$suite/go.mod" || ! -f "$suite/go.sum" ]]; then
   echo "mcs-conformance: the suite is not at $suite (expected ../shared/mcs-conformance beside the project root, with go.mod and go.sum; MCS_CONFORMANCE_DIR overrides)" >&2
   exit 1
