@@ -1,7 +1,8 @@
 // Converges one mirror: the local Service `<name>-<cluster>` and its EndpointSlices, for one
-// remote Service of one Link. Reads caches, decides with the pure core (mirror.ts,
-// endpoints.ts, endpointslice/), writes through tolerant calls. Returns what happened for the
-// Link status; recording Events and status is the controller's job.
+// remote Service of one Link. Reads caches, decides with the pure plan (plan/mirror-plan.ts;
+// the slices, which need the written Service, with plan/endpoints.ts and endpointslice/), then
+// writes through tolerant calls. Returns what happened for the Link status; recording Events
+// and status is the controller's job.
 import type { V1Service } from '@kubernetes/client-node';
 import type { AddressType } from '../../endpointslice/types.js';
 import { planSlices } from '../../endpointslice/reconciler.js';
@@ -14,29 +15,23 @@ import type { SliceOwner } from '../../kube/slice-owner.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import type { KubeObject, ObjectStore } from '../../kube/store.js';
 import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
-import { buildHeadlessMirrorService, mirrorsAsHeadless } from '../plan/headless.js';
 import type { Link } from '../api/link.js';
 import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
 import {
     buildMirrorNamespace,
-    buildMirrorService,
     CLUSTER_NAME_LABEL,
     HEADLESS_MIRROR_SVC_NAME_LABEL,
     LINK_ANNOTATION,
     linkKey,
-    exportMode,
     hasReadyEndpoints,
-    mirrorOwnerProblem,
     MIRRORED_SERVICE_LABEL,
     planMirrorService,
-    remoteEndpointWarnings,
     type OwnerCheck,
     MIRROR_SLICE_MANAGED_BY,
-    mirrorProblem,
-    mirrorServiceName,
 } from '../plan/mirror.js';
+import { planMirror } from '../plan/mirror-plan.js';
 import type { ServiceMirrorMetrics } from '../link/metrics.js';
-import type { MirrorOutcome, MirrorWarning } from '../plan/status.js';
+import type { MirrorOutcome } from '../plan/status.js';
 import type { EnsuredService } from './sync-headless.js';
 import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
@@ -95,11 +90,18 @@ export class MirrorSync implements MirrorWrites {
         const link = source.link;
         const cluster = link.spec.targetClusterName;
         const remote = source.remoteServices.get(namespace, remoteName);
-        const mode = remote ? exportMode(remote, link) : 'none';
-        const named = mirrorServiceName(remoteName, cluster);
         const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
-        // Whatever becomes of the mirror, refused remote addresses are told (none reach a slice).
-        const warnings: MirrorWarning[] = mode === 'none' ? [] : remoteEndpointWarnings(remoteSlices).map((message) => ({ reason: 'RemoteEndpointsRefused', message }));
+        const plan = planMirror({
+            link,
+            namespace,
+            remoteName,
+            remote,
+            remoteSlices,
+            admitted: source.admitted?.(namespace, remoteName) !== false,
+            stored: (name) => this.deps.services.store.get(namespace, name),
+            enableHeadlessServices: this.deps.enableHeadlessServices === true,
+        });
+        const warnings = plan.warnings;
         const outcome = (mirrored: boolean, reason: MirrorOutcome['reason'], message: string, localName?: string): MirrorOutcome => ({
             namespace,
             remoteName,
@@ -109,37 +111,21 @@ export class MirrorSync implements MirrorWrites {
             localName,
             ...(warnings.length > 0 && { warnings }),
         });
-        if ('error' in named) return mode === 'none' ? null : outcome(false, 'InvalidService', named.error);
-        const name = named.name;
-        // Ours: a mirror of this Link (never another Link's, nor an endpoint mirror of the same name).
-        const ours: OwnerCheck = (svc) => mirrorOwnerProblem(svc, link);
-        if (mode === 'none') {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
-            return null;
-        }
-        const problem = mirrorProblem(remote!, link);
-        if (problem !== null) {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
-            return outcome(false, 'InvalidService', problem);
-        }
-        // Past --max-mirrors-per-link the youngest exports are not mirrored, nor listed one by
-        // one (there may be 100 000): the Link's MirrorLimitReached condition counts them.
-        if (source.admitted?.(namespace, remoteName) === false) {
-            await this.deleteMirror(namespace, name, cluster, undefined, ours, linkKey(link));
-            return null;
+        if (plan.action === 'none') return null;
+        if (plan.action === 'refuse') return outcome(false, 'InvalidService', plan.refused);
+        const name = plan.name;
+        if (plan.action === 'delete') {
+            await this.deleteMirror(namespace, name, cluster, undefined, plan.owner, linkKey(link));
+            return plan.refused === undefined ? null : outcome(false, 'InvalidService', plan.refused);
         }
         if (!(await this.ensureNamespace(namespace, cluster))) {
             return outcome(false, 'MissingNamespace', `namespace ${namespace} does not exist in this cluster; mirrored when it is created`);
         }
-        const current = this.deps.services.store.get(namespace, name);
-        const headless =
-            this.deps.enableHeadlessServices === true && mode === 'mirror' && mirrorsAsHeadless(remote!, remoteSlices, current && ours(current) === null ? current : undefined);
-        const desired = headless ? buildHeadlessMirrorService(remote!, link) : buildMirrorService(remote!, link);
-        const ensured = await this.ensureService(namespace, name, desired, ours);
+        const ensured = await this.ensureService(namespace, name, plan.desired, plan.owner);
         if ('problem' in ensured) return outcome(false, ensured.reason, ensured.problem);
         const mirror = ensured.service;
         const where = `${namespace}/${name}`;
-        if (headless) {
+        if (plan.headless) {
             const headlessMirror = await syncHeadlessMirror(this, {
                 link,
                 remote: remote!,
@@ -153,7 +139,7 @@ export class MirrorSync implements MirrorWrites {
         }
         await deleteEndpointMirrors(this, namespace, name, cluster, undefined, linkKey(link));
         await this.syncSlices(source, mirror, remoteName);
-        return outcome(true, 'Mirrored', mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
+        return outcome(true, 'Mirrored', plan.mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
 
     /**
