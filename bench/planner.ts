@@ -4,14 +4,13 @@
 // changed), and the desired groups of one Service from 10 000 cached (compact) ExternalWorkloads. The applied result comes
 // from the endpointslice testkit's FakeApiserver, i.e. slices in the form the apiserver stores.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { planSlices, planSlicesSteps } from '../src/endpointslice/reconciler.js';
+import { planSlices } from '../src/endpointslice/reconciler.js';
 import { deepFreeze, FakeApiserver, group, makeEndpoint, makeInput, range } from '../src/endpointslice/testkit.js';
 import type { ReconcileInput, SlicePlan } from '../src/endpointslice/types.js';
 import { compactWorkload } from '../src/externalworkloads/compact.js';
-import { desiredGroupsSteps, type DesiredForService } from '../src/externalworkloads/desired.js';
-import { completed } from '../src/endpointslice/steps.js';
+import { desiredGroups } from '../src/externalworkloads/desired.js';
+import { planService } from '../src/externalworkloads/plan.js';
 import { ipv4, makeService, makeWorkload } from '../src/externalworkloads/testkit.js';
-import { runSliced, TimeSlicer } from '../src/kube/yielding.js';
 import { sliceProblems } from '../src/endpointslice/validate.js';
 import { SharedValues } from '../src/kube/shared-values.js';
 import { compactSlice } from '../src/kube/slice-cache.js';
@@ -78,7 +77,7 @@ function desiredGroupsBenchmark(report: Report): void {
     let endpoints = 0;
     let problems = 0;
     const samples = timeRuns(() => {
-        const desired = completed(desiredGroupsSteps(service, workloads));
+        const desired = desiredGroups(service, workloads);
         endpoints = desired.groups.reduce((n, g) => n + g.endpoints.length, 0);
         problems = desired.problems.length;
     }, 3, 15);
@@ -106,62 +105,18 @@ function cpuRuns(fn: () => void, warmup: number, runs: number): number[] {
     return samples;
 }
 
-/** A slicer that records the CPU time of each stretch between two pauses: how long it held the event loop. */
-class StretchRecorder extends TimeSlicer {
-    readonly stretches: number[] = [];
-    private started = cpuMs();
-
-    override async pause(): Promise<void> {
-        this.stretches.push(cpuMs() - this.started);
-        await super.pause();
-        this.started = cpuMs();
-    }
-
-    end(): void {
-        this.stretches.push(cpuMs() - this.started);
-    }
-}
-
 /**
- * What the controller does for a Service of 10 000 workloads (desired groups, then the initial
- * plan), at once and in slices. In CPU time (of the whole process, GC threads included): the
- * longest stretch is how long the event loop is held when the process has a CPU to itself
- * (the slicer's own clock is wall time).
+ * What the controller does for a Service of 10 000 workloads: planService (selection, desired
+ * groups, the initial plan), one synchronous call. In CPU time (of the whole process, GC threads
+ * included): how long the event loop is held when the process has a CPU to itself.
  */
-async function slicedPlanningBenchmark(report: Report): Promise<void> {
+function largeServiceBenchmark(report: Report): void {
     const count = 10_000;
-    const service = deepFreeze(makeService());
+    const service = deepFreeze(makeService({}, { name: 'web', uid: 'svc-uid' }));
     // As the controller's cache holds them: compacted once, when they arrived.
     const workloads = deepFreeze(range(0, count).map((i) => compactWorkload(makeWorkload(`wl-${String(i).padStart(5, '0')}`, { ips: [ipv4(i)] }))));
-    const owner = { name: 'web', namespace: 'shop', uid: 'svc-uid', labels: {}, headless: false };
-    const input = (groups: DesiredForService) => ({
-        owner,
-        addressTypes: groups.addressTypes,
-        desired: groups.groups,
-        existing: [],
-        maxEndpointsPerSlice: MAX_ENDPOINTS_PER_SLICE,
-        managedBy: 'bench',
-    });
-    const atOnce: number[] = [];
-    const longest: number[] = [];
-    let pauses = 0;
-    for (let run = 0; run < 10; run++) {
-        const started = cpuMs();
-        planSlices(input(completed(desiredGroupsSteps(service, workloads))));
-        const heldAtOnce = cpuMs() - started;
-        const slicer = new StretchRecorder();
-        const groups = await runSliced(desiredGroupsSteps(service, workloads), slicer);
-        await runSliced(planSlicesSteps(input(groups)), slicer);
-        slicer.end();
-        if (run < 2) continue; // warm-up
-        atOnce.push(heldAtOnce);
-        longest.push(Math.max(...slicer.stretches));
-        pauses = slicer.stretches.length - 1;
-    }
-    report.timing(BENCHMARK, 'a Service of 10 000 workloads planned at once (desired groups + initial plan): CPU ms holding the event loop', count, 'workloads', atOnce);
-    report.timing(BENCHMARK, 'the same in slices (kube/yielding.ts, 5 ms budget): longest stretch, CPU ms', count, 'workloads', longest, {
-        'pauses per plan': pauses,
-    });
+    const held = cpuRuns(() => planService(service, workloads, [], { managedBy: 'bench' }), 2, 8);
+    report.timing(BENCHMARK, 'a Service of 10 000 workloads planned (planService, no slices yet): CPU ms holding the event loop', count, 'workloads', held);
 }
 
 /**
@@ -183,14 +138,10 @@ function serviceSyncBenchmark(report: Report): void {
                 compactWorkload(makeWorkload(`${name}-${w}`, { labels: { app: name }, ips: [ipv4(s * PER_SERVICE + w)] }), { shared }),
             ),
         );
-        const owner = { name, namespace: 'shop', uid: `uid-${name}`, labels: {}, headless: false };
-        return { service, workloads, owner };
+        return { service, workloads };
     });
     const plan = (svc: (typeof services)[number], workloads: typeof svc.workloads, existing: V1EndpointSlice[]) => {
-        const desired = completed(desiredGroupsSteps(svc.service, workloads));
-        const planned = completed(
-            planSlicesSteps({ owner: svc.owner, addressTypes: desired.addressTypes, desired: desired.groups, existing, maxEndpointsPerSlice: MAX_ENDPOINTS_PER_SLICE, managedBy: 'bench' }),
-        );
+        const planned = planService(svc.service, workloads, existing, { maxEndpointsPerSlice: MAX_ENDPOINTS_PER_SLICE, managedBy: 'bench' });
         for (const slice of [...planned.creates, ...planned.updates]) if (sliceProblems(slice).length > 0) throw new Error('invalid plan');
         return planned;
     };
@@ -231,5 +182,5 @@ export async function runPlannerBenchmarks(report: Report): Promise<void> {
     serviceSyncBenchmark(report);
     planSlicesBenchmark(report);
     desiredGroupsBenchmark(report);
-    await slicedPlanningBenchmark(report);
+    largeServiceBenchmark(report);
 }

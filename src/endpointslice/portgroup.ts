@@ -4,7 +4,6 @@
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice } from '@kubernetes/client-node';
 import { EndpointSet, endpointsEqualBeyondIdentity } from './endpointset.js';
 import { annotationsChanged, labelsChanged, newSlice, replacementSlice, sliceLabels, type SliceMeta } from './slice.js';
-import type { Steps } from './steps.js';
 import type { AddressType } from './types.js';
 
 export interface PortGroup {
@@ -53,8 +52,7 @@ function closestToFull(unchanged: Unchanged[], remaining: number, max: number): 
     return best;
 }
 
-/** In steps of one endpoint or one slice (steps.ts). */
-export function* planPortGroup(group: PortGroup, max: number, meta: SliceMeta): Steps<PortGroupPlan> {
+export function planPortGroup(group: PortGroup, max: number, meta: SliceMeta): PortGroupPlan {
     const { desired, ports } = group;
     const labels = sliceLabels(meta);
     const updates: V1EndpointSlice[] = [];
@@ -68,7 +66,6 @@ export function* planPortGroup(group: PortGroup, max: number, meta: SliceMeta): 
         const kept: V1Endpoint[] = [];
         let endpointChanged = false;
         for (const endpoint of slice.endpoints ?? []) {
-            yield;
             const wanted = desired.take(endpoint);
             if (!wanted) {
                 // Not desired, or a duplicate of one already kept in an earlier slice.
@@ -100,7 +97,6 @@ export function* planPortGroup(group: PortGroup, max: number, meta: SliceMeta): 
 
     const creates: V1EndpointSlice[] = [];
     while (next < leftovers.length) {
-        yield;
         const remaining = leftovers.length - next;
         const pick = remaining < max ? closestToFull(unchanged, remaining, max) : -1;
         let target: V1EndpointSlice;

@@ -6,7 +6,6 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { EndpointSet, normaliseEndpoint } from './endpointset.js';
 import { planPortGroup, type PortGroup } from './portgroup.js';
 import { normalisePorts, portMapKey } from './ports.js';
-import { completed, type Steps } from './steps.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, ownedBy, replacementSlice, type SliceMeta } from './slice.js';
 import type { AddressType, ReconcileInput, OwningService, SlicePlan } from './types.js';
 
@@ -31,7 +30,7 @@ function groupKey(addressType: string, portsKey: string): string {
  * Desired and existing slices side by side per (address type, port set). Groups of the same
  * ports written in another order or defaulting merge into one, as the apiserver would see them.
  */
-function* portGroups(input: ReconcileInput, existing: V1EndpointSlice[], supported: Set<AddressType>): Steps<Map<string, PortGroup>> {
+function portGroups(input: ReconcileInput, existing: V1EndpointSlice[], supported: Set<AddressType>): Map<string, PortGroup> {
     const groups = new Map<string, PortGroup>();
     for (const want of input.desired) {
         if (!supported.has(want.addressType)) continue;
@@ -42,7 +41,6 @@ function* portGroups(input: ReconcileInput, existing: V1EndpointSlice[], support
             groups.set(key, group);
         }
         for (const endpoint of want.endpoints) {
-            yield;
             // The API requires at least one address; such an endpoint cannot be served anyway.
             if (endpoint.addresses.length > 0) group.desired.add(normaliseEndpoint(endpoint));
         }
@@ -80,12 +78,12 @@ function recycle(plan: Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>, owner
     }
 }
 
-export function planSlices(input: ReconcileInput): SlicePlan {
-    return completed(planSlicesSteps(input));
+/** A plan of just these writes, planned by no reconciler (so with no endpoint counts). */
+export function writesPlan(writes: Partial<Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>>): SlicePlan {
+    return { creates: [], updates: [], deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0, ...writes };
 }
 
-/** planSlices in steps of one endpoint, for a caller that pauses between them (steps.ts): a Service may have 100 000. */
-export function* planSlicesSteps(input: ReconcileInput): Steps<SlicePlan> {
+export function planSlices(input: ReconcileInput): SlicePlan {
     const max = input.maxEndpointsPerSlice;
     if (!Number.isInteger(max) || max < 1 || max > MAX_ENDPOINTS_PER_SLICE_LIMIT) {
         throw new RangeError(`maxEndpointsPerSlice must be an integer in 1..${MAX_ENDPOINTS_PER_SLICE_LIMIT}, got ${max}`);
@@ -118,9 +116,9 @@ export function* planSlicesSteps(input: ReconcileInput): Steps<SlicePlan> {
         else plan.deletes.push(slice);
     }
 
-    for (const group of (yield* portGroups(input, reconcilable, supported)).values()) {
+    for (const group of portGroups(input, reconcilable, supported).values()) {
         plan.desiredSlices += Math.ceil(group.desired.size / max);
-        const part = yield* planPortGroup(group, max, meta);
+        const part = planPortGroup(group, max, meta);
         plan.creates.push(...part.creates);
         plan.updates.push(...part.updates);
         plan.deletes.push(...part.deletes);

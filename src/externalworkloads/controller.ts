@@ -4,7 +4,6 @@
 // planning is pure (desired.ts, endpointslice/); this file only wires and writes, and the
 // reconciler runtime (kube/controller.ts) owns the queue, retries and leader gating.
 import type { V1Service } from '@kubernetes/client-node';
-import { planSlicesSteps } from '../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Controller } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
@@ -13,22 +12,22 @@ import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import { ExternalWorkloads, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
-import { removalPlan, SliceOwner } from '../kube/slice-owner.js';
+import { SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
 import { sameButResourceVersion, type KubeObject } from '../kube/store.js';
-import { runSliced, TimeSlicer } from '../kube/yielding.js';
-import { desiredGroupsSteps, selectsWorkload } from './desired.js';
+import { selectsWorkload } from './desired.js';
 import { HealthCheckMetrics } from './health/metrics.js';
 import { HealthProber, type HealthCheckOptions } from './health/prober.js';
 import { ReadyWriter } from './health/ready-writer.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
 import { cacheService, type CachedService } from './cached-service.js';
-import { cacheWorkload, type CachedWorkload, type CompactWorkload } from './compact.js';
+import { cacheWorkload, type CachedWorkload } from './compact.js';
+import { DEFAULT_MANAGED_BY, planService } from './plan.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND, type WorkloadProblem } from './types.js';
 
-export const DEFAULT_MANAGED_BY = 'external-workloads.mesh-endpoints.io';
+export { DEFAULT_MANAGED_BY };
 /**
  * Services synced at once, as upstream's --concurrent-service-endpoint-syncs. A sync mostly
  * waits on one write, so under churn across many Services two workers left changes queued
@@ -191,39 +190,15 @@ export class ExternalWorkloadsController implements Runnable {
                 this.metrics.syncs.inc({ result: 'success' });
                 return;
             }
-            const owner = {
-                name,
-                namespace,
-                uid: service.metadata!.uid!,
-                labels: service.metadata?.labels ?? {},
-                headless: service.spec?.clusterIP === 'None',
-            };
-            // A Service of 10 000 workloads takes a good 100 ms to select and plan: in slices, so
-            // the Lease renewals, /healthz and the other workers keep their turns.
-            const slicer = new TimeSlicer();
-            const { workloads, malformed } = await this.selectedWorkloads(service, slicer);
-            const desired = await runSliced(desiredGroupsSteps(service, workloads), slicer);
-            if (malformed.length > 0 || desired.problems.length > 0) this.reportProblems([...malformed, ...desired.problems]);
-            const { plan, writes } = await this.slices.converge(owner, (existing) =>
-                desired.selected
-                    ? runSliced(
-                          planSlicesSteps({
-                              owner,
-                              addressTypes: desired.addressTypes,
-                              desired: desired.groups,
-                              existing,
-                              maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice ?? 100,
-                              managedBy: this.managedBy,
-                          }),
-                          slicer,
-                      )
-                    : // No longer ours to serve: our slices go.
-                      removalPlan(existing),
-            );
+            // Plain synchronous planning: a Service of 10 000 workloads holds the loop for one
+            // plan (bench planner), and the runtime's other workers wait that long, no longer.
+            const existing = this.slices.currentSlices({ namespace, name, uid: service.metadata!.uid! });
+            const plan = planService(service, this.candidates(service), existing, { managedBy: this.managedBy, maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice });
+            if (plan.problems.length > 0) this.reportProblems(plan.problems);
+            const writes = await this.slices.apply(plan);
             this.metrics.endpointsAdded.observe(plan.endpointsAdded);
             this.metrics.endpointsRemoved.observe(plan.endpointsRemoved);
-            const endpoints = desired.selected ? desired.groups.reduce((n, g) => n + g.endpoints.length, 0) : 0;
-            this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, endpoints);
+            this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, plan.endpoints);
             this.metrics.syncs.inc({ result: 'success' });
             // Asked first: at the default level (info) the fields would be built for nothing at every sync that writes.
             if (writes > 0 && this.log.isLevelEnabled('debug')) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
@@ -234,29 +209,17 @@ export class ExternalWorkloadsController implements Runnable {
         }
     }
 
-    /** The Service's workloads, found through the label index: the cost follows what it selects, not the namespace. */
-    private async selectedWorkloads(service: V1Service, slicer: TimeSlicer): Promise<{ workloads: CompactWorkload[]; malformed: WorkloadProblem[] }> {
+    /** The workloads the Service may select, found through the label index: the cost follows what it selects, not the namespace. */
+    private candidates(service: V1Service): CachedWorkload[] {
         const lookups = workloadsIndexLookups(service);
-        let candidates: CachedWorkload[];
-        if (lookups === undefined) {
-            candidates = this.workloads.store.list(service.metadata?.namespace ?? '');
-        } else {
-            candidates = this.workloads.store.byIndex(BY_LABEL, lookups[0]!);
-            for (const lookup of lookups.slice(1)) {
-                if (candidates.length === 0) break;
-                const other = this.workloads.store.byIndex(BY_LABEL, lookup);
-                if (other.length < candidates.length) candidates = other;
-            }
+        if (lookups === undefined) return this.workloads.store.list(service.metadata?.namespace ?? '');
+        let candidates = this.workloads.store.byIndex(BY_LABEL, lookups[0]!);
+        for (const lookup of lookups.slice(1)) {
+            if (candidates.length === 0) break;
+            const other = this.workloads.store.byIndex(BY_LABEL, lookup);
+            if (other.length < candidates.length) candidates = other;
         }
-        const workloads: CompactWorkload[] = [];
-        const malformed: WorkloadProblem[] = [];
-        for (const cached of candidates) {
-            if (slicer.dueAfterStep()) await slicer.pause();
-            if (!selectsWorkload(service, cached)) continue;
-            if (cached.ok) workloads.push(cached);
-            else malformed.push(cached.problem);
-        }
-        return { workloads, malformed };
+        return candidates;
     }
 
     /**

@@ -9,7 +9,6 @@
 // endpoint it concerns and reported; every other endpoint of the Service is still desired.
 import type { DiscoveryV1EndpointPort, V1Service } from '@kubernetes/client-node';
 import { portMapKey } from '../endpointslice/index.js';
-import { completed, type Steps } from '../endpointslice/steps.js';
 import type { AddressType, DesiredGroup } from '../endpointslice/types.js';
 import { compactWorkload, type CompactWorkload } from './compact.js';
 import { hostnameFor, workloadEndpoint } from './endpoint.js';
@@ -36,19 +35,18 @@ export interface DesiredForService {
  * objects (the CLI's reports, tests) go through the same compact form the controller caches.
  */
 export function desiredGroupsForService(service: V1Service, workloads: readonly ExternalWorkload[]): DesiredForService {
-    return completed(desiredGroupsSteps(service, workloads.map((w) => compactWorkload(w))));
+    return desiredGroups(service, workloads.map((w) => compactWorkload(w)));
 }
 
-/** The planning itself, in steps of one workload for a caller that pauses between them (endpointslice/steps.ts); it reads only the compact form. */
-export function* desiredGroupsSteps(service: V1Service, workloads: readonly CompactWorkload[]): Steps<DesiredForService> {
+/** The planning itself, from the compact form the controller caches. */
+export function desiredGroups(service: V1Service, workloads: readonly CompactWorkload[]): DesiredForService {
     if (!servesService(service)) return { selected: false, addressTypes: [], groups: [], problems: [] };
     const addressTypes = addressTypesForService(service);
     const groups = new Map<string, DesiredGroup>();
     const problems: WorkloadProblem[] = [];
     const portsOf = portResolver(service);
 
-    for (const workload of yield* selectedInOrder(service, workloads)) {
-        yield;
+    for (const workload of selectedInOrder(service, workloads)) {
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.
         for (const problem of workload.addressProblems) problems.push(problemOf(workload, problem));
@@ -126,11 +124,10 @@ function portResolver(service: V1Service): (workload: CompactWorkload) => PortsF
     };
 }
 
-/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. In steps too: 10 000 of them take a good 10 ms. */
-function* selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): Steps<CompactWorkload[]> {
+/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. */
+function selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): CompactWorkload[] {
     const byName = new Map<string, CompactWorkload>();
     for (const workload of workloads) {
-        yield;
         if (selectsWorkload(service, workload) && !byName.has(workload.metadata.name)) {
             byName.set(workload.metadata.name, workload);
         }

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { completed } from '../endpointslice/steps.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { compactWorkload } from './compact.js';
-import { desiredGroupsForService, desiredGroupsSteps } from './desired.js';
+import { desiredGroups, desiredGroupsForService } from './desired.js';
 import { httpPort, ipv4, makeService, makeWorkload } from './testkit.js';
 
 const summary = (result: ReturnType<typeof desiredGroupsForService>) =>
@@ -118,7 +117,7 @@ describe('Service ports resolved against each workload', () => {
             makeWorkload('d', { ips: [ipv4(4)], ports: [...http(8080), { name: 'admin', port: 9000, protocol: 'TCP' }] }),
         ].map((w) => compactWorkload(w, { shared }));
         assert.equal(workloads[0]!.ports, workloads[2]!.ports, 'equal port lists are one instance');
-        const result = completed(desiredGroupsSteps(service, workloads));
+        const result = desiredGroups(service, workloads);
         assert.deepEqual(
             result.groups.map((g) => [g.ports.map((p) => `${p.name}:${p.port}`).join(','), g.endpoints.map((e) => e.targetRef?.name).join(',')]),
             [

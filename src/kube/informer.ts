@@ -10,7 +10,7 @@
 import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
-import { TimeSlicer } from './yielding.js';
+import { Pacer } from './pacer.js';
 
 /**
  * How often the apiserver's watch cache sends a bookmark to a watcher that asked for them:
@@ -280,7 +280,7 @@ export class Informer<T extends KubeObject> {
         if (!this.syncedFlag || this.resyncing) return;
         this.resyncing = true;
         try {
-            const slicer = new TimeSlicer();
+            const slicer = new Pacer();
             for (const obj of this.store.list()) {
                 // Changed or gone during a pause: its own event has told the handlers already.
                 if (this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '') !== obj) continue;
@@ -400,7 +400,7 @@ export class Informer<T extends KubeObject> {
         const listed = new Set<string>();
         let resourceVersion = '';
         // A large list must not hold up timers and I/O: parsing and caching it pause now and then.
-        const slicer = new TimeSlicer();
+        const slicer = new Pacer();
         const started = performance.now();
         let pages = 0;
         let cont: string | undefined;
@@ -474,7 +474,7 @@ export class Informer<T extends KubeObject> {
     private async dropUnlisted(listed: Set<string>): Promise<void> {
         // Every listed object is in the cache: as many as listed means nothing else is (a first list).
         if (this.store.size() === listed.size) return;
-        const slicer = new TimeSlicer();
+        const slicer = new Pacer();
         for (const old of this.store.list()) {
             if (listed.has(ObjectStore.keyOf(old))) continue;
             this.store.delete(old);

@@ -3,10 +3,10 @@
 // echo of its own writes from someone else's change, and the stale check → plan → guarded
 // write of one Service's slices. Both controllers own their slices through one of these; it
 // must not know what the slices are for.
-import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Counter } from 'prom-client';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { SliceTracker } from '../endpointslice/tracker.js';
+import { writesPlan } from '../endpointslice/reconciler.js';
 import type { SlicePlan } from '../endpointslice/types.js';
 import { Informer } from './informer.js';
 import type { LogFn } from './log.js';
@@ -16,6 +16,8 @@ import { compactSlice, type OwnedSlice } from './slice-cache.js';
 import { serviceKeyOf, SliceWriter, StaleCacheError } from './slice-writer.js';
 import { SharedValues } from './shared-values.js';
 
+/** Re-exported for servicemirror/ until it imports it from endpointslice/ (helper "split"). */
+export { writesPlan };
 
 /** The Service whose slices are converged. */
 export interface SliceOwnerRef {
@@ -36,16 +38,6 @@ export interface SliceOwnerOptions {
     indexLabels?: string[];
     resyncMs?: number;
     log: LogFn;
-}
-
-/** A plan of just these writes, planned by no reconciler (so with no endpoint counts). */
-export function writesPlan(writes: Partial<Pick<SlicePlan, 'creates' | 'updates' | 'deletes'>>): SlicePlan {
-    return { creates: [], updates: [], deletes: [], endpointsAdded: 0, endpointsRemoved: 0, actualSlices: 0, desiredSlices: 0, ...writes };
-}
-
-/** The plan that deletes these slices and writes nothing else. */
-export function removalPlan(slices: V1EndpointSlice[]): SlicePlan {
-    return writesPlan({ deletes: slices });
 }
 
 export class SliceOwner {
@@ -110,22 +102,29 @@ export class SliceOwner {
     }
 
     /**
-     * Plans the Service's slices from the cached ones and writes the plan. Throws
-     * StaleCacheError while the cache lacks one of our own writes: planning from it would
-     * undo that write.
+     * The Service's cached slices, to plan from. Throws StaleCacheError while the cache lacks one
+     * of our own writes: planning from it would undo that write.
      */
-    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan | Promise<SlicePlan>): Promise<{ plan: SlicePlan; writes: number }> {
+    currentSlices(owner: SliceOwnerRef): OwnedSlice[] {
         const existing = this.slicesOf(owner.namespace, owner.name);
         if (this.tracker.staleSlices(owner, existing)) throw new StaleCacheError(`slices of ${owner.namespace}/${owner.name} not yet in cache`);
-        // A plan that pauses (a large Service) is from this snapshot like one that does not: its
-        // writes carry the resourceVersions it planned against, and a conflict retries the sync.
-        const planned = await plan(existing);
-        return { plan: planned, writes: await this.writer.apply(planned) };
+        return existing;
+    }
+
+    /** Writes a plan made from currentSlices: its writes carry the resourceVersions it planned against, and a conflict fails the sync (retried). */
+    apply(plan: SlicePlan): Promise<number> {
+        return this.writer.apply(plan);
+    }
+
+    /** currentSlices, `plan` and apply in one (servicemirror/ until it plans before it writes). */
+    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan | Promise<SlicePlan>): Promise<{ plan: SlicePlan; writes: number }> {
+        const planned = await plan(this.currentSlices(owner));
+        return { plan: planned, writes: await this.apply(planned) };
     }
 
     /** Deletes these slices of ours (their Service is gone or no longer served). */
     deleteAll(slices: OwnedSlice[]): Promise<number> {
-        return this.writer.apply(removalPlan(slices));
+        return this.apply(writesPlan({ deletes: slices }));
     }
 
     /** The Service is gone: its tracked generations go too. */

@@ -15,7 +15,7 @@ import { InvalidError } from './errors.js';
 import { InFlight } from './own-writes.js';
 import { isConflict, isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
-import { TimeSlicer } from './yielding.js';
+import { Pacer } from './pacer.js';
 
 /** The informer holds a slice older than one we wrote: planning now would undo our write. */
 export class StaleCacheError extends Error {
@@ -66,7 +66,7 @@ export class SliceWriter {
     async apply(plan: SlicePlan): Promise<number> {
         // Checked before the first write, so an invalid plan changes nothing; 100 slices of
         // 100 endpoints take tens of ms, hence the pauses.
-        const slicer = new TimeSlicer();
+        const slicer = new Pacer();
         for (const slice of [...plan.creates, ...plan.updates]) {
             this.validate(slice);
             if (slicer.due()) await slicer.pause();

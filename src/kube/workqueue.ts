@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from '../time/clock.js';
 import { controllerRateLimiter, type RateLimiter } from './ratelimit.js';
 import type { QueueMetrics, WorkQueueMetrics } from './workqueue-metrics.js';
-import { TimeSlicer } from './yielding.js';
+import { Pacer } from './pacer.js';
 
 
 export interface WorkQueueOptions {
@@ -324,7 +324,7 @@ export async function runWorkers<K extends string>(
         // A key whose sync needs no I/O (nothing to write) resolves at once, and so does get()
         // while keys wait: a run of them would hold the event loop for as long as they last (110 ms
         // in a 10 000-workload initial sync). Timers and I/O get a turn once a slice is used.
-        const slicer = new TimeSlicer();
+        const slicer = new Pacer();
         for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
             if (slicer.due()) await slicer.pause();
             try {

@@ -3,10 +3,8 @@
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../../src/endpointslice/reconciler.js';
 import type { OwningService, SlicePlan } from '../../src/endpointslice/types.js';
-import { DEFAULT_MANAGED_BY } from '../../src/externalworkloads/controller.js';
-import { cacheWorkload, type CompactWorkload } from '../../src/externalworkloads/compact.js';
-import { desiredGroupsSteps } from '../../src/externalworkloads/desired.js';
-import { completed } from '../../src/endpointslice/steps.js';
+import { cacheWorkload } from '../../src/externalworkloads/compact.js';
+import { planService, type ServicePlan } from '../../src/externalworkloads/plan.js';
 import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/plan/endpoints.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
 
@@ -15,18 +13,9 @@ export function ownerOf(service: V1Service): OwningService {
     return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
 }
 
-/** ExternalWorkloadsController.syncService without the cluster: raw workloads → their cached form → plan. */
-export function externalWorkloadsPlan(service: V1Service, rawWorkloads: unknown[], existing: V1EndpointSlice[], maxEndpointsPerSlice: number): SlicePlan {
-    const workloads = rawWorkloads.map((raw) => cacheWorkload(raw)).filter((w): w is CompactWorkload => w.ok);
-    const desired = completed(desiredGroupsSteps(service, workloads));
-    return planSlices({
-        owner: ownerOf(service),
-        addressTypes: desired.addressTypes,
-        desired: desired.groups,
-        existing,
-        maxEndpointsPerSlice,
-        managedBy: DEFAULT_MANAGED_BY,
-    });
+/** ExternalWorkloadsController.syncService without the cluster: raw workloads → their cached form → planService. */
+export function externalWorkloadsPlan(service: V1Service, rawWorkloads: unknown[], existing: V1EndpointSlice[], maxEndpointsPerSlice: number): ServicePlan {
+    return planService(service, rawWorkloads.map((raw) => cacheWorkload(raw)), existing, { maxEndpointsPerSlice });
 }
 
 /** The mirror's sync without the cluster: gateway addresses → plan. */
