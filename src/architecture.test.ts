@@ -21,7 +21,10 @@ const PURE_FILES = [
     'dns/name-state.ts',
     'dns/resolution-status.ts',
     'externalworkloads/addresses.ts',
+    'externalworkloads/compact.ts',
+    'externalworkloads/desired.ts',
     'externalworkloads/endpoint.ts',
+    'externalworkloads/plan.ts',
     'externalworkloads/ports.ts',
     'externalworkloads/selection.ts',
     'externalworkloads/types.ts',
@@ -166,6 +169,11 @@ describe('the shape of src/', () => {
 
     it('keeps the pure core free of the runtime, I/O, clocks and process globals', () => {
         assert.deepEqual(files.filter(isPure).flatMap(purityProblems), []);
+    });
+
+    it('keeps ip/ below endpointslice/: addresses know nothing of slices', () => {
+        const upward = files.filter((f) => f.startsWith('ip/')).flatMap((f) => graph.get(f)!.filter((to) => to.startsWith('endpointslice/')).map((to) => `${f} imports ${to}`));
+        assert.deepEqual(upward, []);
     });
 
     it('lists only pure files that exist', () => {

@@ -3,11 +3,9 @@
 // at every sync of every Service that selects it. The raw object and its parsed copy are
 // dropped: measured at 11 000 workloads, they were 1 050 of the 1 354 bytes a cached workload
 // cost (docs/benchmarks.md, "Where the memory goes").
-import type { AddressType } from '../endpointslice/types.js';
-import type { SharedValues } from '../kube/shared-values.js';
+import type { AddressType } from '../ip/family.js';
 import { workloadAddresses } from './addresses.js';
-import { PROBE_ANNOTATION } from './health/probe-spec.js';
-import { isWorkloadReady, parseExternalWorkload, type ExternalWorkload, type ProblemDetail, type WorkloadCondition, type WorkloadPort, type WorkloadProblem } from './types.js';
+import { isWorkloadReady, PROBE_ANNOTATION, parseExternalWorkload, type ExternalWorkload, type ProblemDetail, type WorkloadCondition, type WorkloadPort, type WorkloadProblem } from './types.js';
 
 /** What the store, selection and Events read of any workload, well-formed or not (a type, not an interface: the store's KubeObject takes it). */
 export type WorkloadMeta = {
@@ -49,11 +47,17 @@ export interface MalformedWorkload {
 
 export type CachedWorkload = CompactWorkload | MalformedWorkload;
 
+/** Where equal values are held once: kube/shared-values.ts's SharedValues, passed in by the informer's transform. */
+export interface ValueInterner {
+    text(value: string): string;
+    object<T extends object>(value: T): T;
+}
+
 export interface CompactOptions {
     /** Keep status.conditions (the health checks' Ready writer needs them). */
     keepConditions?: boolean;
     /** Where equal label sets and port lists are held once (one per cache). */
-    shared?: SharedValues;
+    shared?: ValueInterner;
 }
 
 const NO_PROBLEMS: readonly ProblemDetail[] = Object.freeze([]);

@@ -11,6 +11,8 @@ export const WORKLOAD_KIND = 'ExternalWorkload';
 /** The stored version; every targetRef names it, whichever version the object was written in. */
 export const WORKLOAD_API_VERSION = `${WORKLOAD_GROUP}/v1beta1`;
 export const WORKLOAD_PLURAL = 'externalworkloads';
+/** The annotation (and prefix of the annotations) a workload asks for health checks with (health/probe-spec.ts reads them). */
+export const PROBE_ANNOTATION = 'mesh-endpoints.io/probe';
 
 export interface MeshTLS {
     identity?: string;

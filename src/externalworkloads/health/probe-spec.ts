@@ -4,7 +4,9 @@
 import { hostPort } from '../../net/probe.js';
 import { parseDurationMs } from '../../time/duration.js';
 
-export const PROBE_ANNOTATION = 'mesh-endpoints.io/probe';
+import { PROBE_ANNOTATION } from '../types.js';
+
+export { PROBE_ANNOTATION };
 export const PERIOD_ANNOTATION = 'mesh-endpoints.io/probe-period';
 export const TIMEOUT_ANNOTATION = 'mesh-endpoints.io/probe-timeout';
 export const SUCCESS_THRESHOLD_ANNOTATION = 'mesh-endpoints.io/probe-success-threshold';
