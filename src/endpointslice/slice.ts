@@ -1,5 +1,5 @@
 // One EndpointSlice's object shape: its name prefix, owner reference, labels and annotations.
-import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1OwnerReference } from '@kubernetes/client-node';
+import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1OwnerReference, V1Service } from '@kubernetes/client-node';
 import { isUsableGenerateName } from './names.js';
 import type { AddressType, OwningService } from './types.js';
 
@@ -115,4 +115,10 @@ export function replacementSlice(
         ports: ports.map((port) => ({ ...port })),
         endpoints,
     };
+}
+
+/** The OwningService of a Service object (its slices' owner reference, labels and headless label). */
+export function owningService(service: V1Service): OwningService {
+    const { name, namespace, uid, labels } = service.metadata ?? {};
+    return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
 }

@@ -4,7 +4,8 @@
 // reads its caches, calls this and writes what it returns; the tests and the oracle call it too.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices, writesPlan } from '../endpointslice/reconciler.js';
-import type { OwningService, SlicePlan } from '../endpointslice/types.js';
+import { owningService } from '../endpointslice/slice.js';
+import type { SlicePlan } from '../endpointslice/types.js';
 import type { CachedWorkload, CompactWorkload } from './compact.js';
 import { desiredGroups, selectsWorkload } from './desired.js';
 import type { WorkloadProblem } from './types.js';
@@ -23,11 +24,6 @@ export interface ServicePlan extends SlicePlan {
     problems: WorkloadProblem[];
     /** Endpoints the Service serves once the plan is written. */
     endpoints: number;
-}
-
-export function owningService(service: V1Service): OwningService {
-    const { name, namespace, uid, labels } = service.metadata ?? {};
-    return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
 }
 
 export function planService(service: V1Service, workloads: readonly CachedWorkload[], existing: readonly V1EndpointSlice[], options: PlanServiceOptions = {}): ServicePlan {

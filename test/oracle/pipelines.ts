@@ -2,16 +2,15 @@
 // what the property tests (unit and integration) drive with hostile input.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { planSlices } from '../../src/endpointslice/reconciler.js';
-import type { OwningService, SlicePlan } from '../../src/endpointslice/types.js';
+import { owningService } from '../../src/endpointslice/slice.js';
+import type { SlicePlan } from '../../src/endpointslice/types.js';
 import { cacheWorkload } from '../../src/externalworkloads/compact.js';
 import { planService, type ServicePlan } from '../../src/externalworkloads/plan.js';
 import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/plan/endpoints.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
 
-export function ownerOf(service: V1Service): OwningService {
-    const { name, namespace, uid, labels } = service.metadata!;
-    return { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: service.spec?.clusterIP === 'None' };
-}
+/** The slices' owner, as the controllers derive it. */
+export const ownerOf = owningService;
 
 /** ExternalWorkloadsController.syncService without the cluster: raw workloads → their cached form → planService. */
 export function externalWorkloadsPlan(service: V1Service, rawWorkloads: unknown[], existing: V1EndpointSlice[], maxEndpointsPerSlice: number): ServicePlan {
