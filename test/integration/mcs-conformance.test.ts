@@ -2,10 +2,10 @@
 // hack/mcs-conformance.sh from ../shared/mcs-conformance) run as is against two grown clusters
 // (kube-controller-manager, kube-scheduler, kwok nodes: the suite's Pods are scheduled and
 // Running) linked both ways, each running its own service-mirror. Its Ginkgo JSON report decides;
-// the reports are kept under .cache/reports/mcs-conformance/ (the README's conformance claim).
+// the reports are kept under .cache/reports/mcs-conformance/shard-{1,2}/ (the README's conformance claim).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ const EXPECTED_SPECS = 17;
 // single-stack range makes the clusters what their Pods are, and every spec runs.
 const SINGLE_STACK = ['--service-cluster-ip-range=10.96.0.0/16'];
 
+const setUpStarted = Date.now();
 const binary = await setUp('the conformance suite (hack/mcs-conformance.sh)', async () => {
     const { stdout } = await promisify(execFile)('bash', [join(repoRoot, 'hack/mcs-conformance.sh')], { cwd: repoRoot, maxBuffer: 16 << 20 });
     return stdout.trim().split('\n').pop()!;
@@ -64,17 +65,65 @@ function joinedKubeconfig(path: string): string[] {
     return configs.map((c) => c['current-context'] as string);
 }
 
+/**
+ * The suite spends its time polling (each spec waits for its request Pods at 1 s a probe, some
+ * hold a condition for 5 s): it runs as two processes at once, as `ginkgo -p` would, one with
+ * the specs SHARD matches and one with the rest (`--ginkgo.focus` / `--ginkgo.skip` of the same
+ * expression: each spec runs in exactly one). Every spec makes namespaces of its own.
+ */
+const SHARD = 'ExternalName|at least one exporting cluster|No clusterset IP|EndpointSlice|Exporting a headless service|Only labels and annotations';
+
+interface ShardRun {
+    name: string;
+    code: number | null;
+    seconds: number;
+    specs: SpecReport[];
+}
+
+async function runShard(name: string, args: string[], kept: string): Promise<ShardRun> {
+    const work = mkdtempSync(join(tmpdir(), `mcs-conformance-${name}-`));
+    const started = Date.now();
+    // The suite writes report.html and report.yaml in its working directory.
+    const log = createWriteStream(join(work, 'output.log'));
+    const code = await new Promise<number | null>((res, rej) => {
+        const proc = spawn(binary, [...args, '--ginkgo.json-report=report.json', '--ginkgo.junit-report=junit.xml'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+        proc.stdout.pipe(log, { end: false });
+        proc.stderr.pipe(log, { end: false });
+        proc.on('error', rej);
+        proc.on('close', res);
+    });
+    await new Promise((r) => log.end(r));
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const dir = join(kept, name);
+    mkdirSync(dir, { recursive: true });
+    for (const f of ['report.json', 'junit.xml', 'report.html', 'report.yaml', 'output.log']) {
+        try {
+            cpSync(join(work, f), join(dir, f));
+        } catch {
+            // A suite that failed early writes only some of them; what is there is kept.
+        }
+    }
+    rmSync(work, { recursive: true, force: true });
+    let reports: { SpecReports?: SpecReport[] | null }[];
+    try {
+        reports = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8'));
+    } catch (err) {
+        const out = readFileSync(join(dir, 'output.log'), 'utf8');
+        assert.fail(`the suite (${name}) wrote no JSON report (exit ${code}): ${(err as Error).message}\n${out.slice(-8000)}`);
+    }
+    return { name, code, seconds, specs: reports.flatMap((r) => r.SpecReports ?? []).filter((s) => s.LeafNodeType === 'It') };
+}
+
 test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`, { timeout: 30 * 60_000 }, async (t) => {
-    const work = mkdtempSync(join(tmpdir(), 'mcs-conformance-'));
-    const kubeconfig = join(work, 'kubeconfig');
+    rmSync(keptDir, { recursive: true, force: true });
+    mkdirSync(keptDir, { recursive: true });
+    const kubeconfig = join(keptDir, 'kubeconfig');
     const contexts = joinedKubeconfig(kubeconfig);
     const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
     const args = [
         '--kubeconfig', kubeconfig,
         '--contexts', contexts.join(','),
         `--ginkgo.label-filter=${LABEL_FILTER}`,
-        '--ginkgo.json-report=report.json',
-        '--ginkgo.junit-report=junit.xml',
         '--ginkgo.no-color',
         '--ginkgo.v',
         '--ginkgo.timeout=25m',
@@ -82,43 +131,18 @@ test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`,
         '--version', version,
     ];
     const started = Date.now();
-    // The suite writes report.html and report.yaml in its working directory.
-    const log = createWriteStream(join(work, 'output.log'));
-    const code = await new Promise<number | null>((res, rej) => {
-        const proc = spawn(binary, args, { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-        proc.stdout.pipe(log, { end: false });
-        proc.stderr.pipe(log, { end: false });
-        proc.on('error', rej);
-        proc.on('close', res);
-    });
-    await new Promise((r) => log.end(r));
-    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    t.diagnostic(`set-up (two grown clusters, CRDs, Links, two service mirrors): ${Math.round((started - setUpStarted) / 1000)} s`);
+    const shards = await Promise.all([runShard('shard-1', [...args, `--ginkgo.focus=${SHARD}`], keptDir), runShard('shard-2', [...args, `--ginkgo.skip=${SHARD}`], keptDir)]);
+    rmSync(kubeconfig);
+    const seconds = Math.round((Date.now() - started) / 1000);
+    t.diagnostic(`MCS conformance reports kept in ${keptDir}/shard-{1,2} (the suite ran ${seconds} s: ${shards.map((s) => `${s.name} ${s.seconds} s, exit ${s.code}`).join('; ')})`);
 
-    rmSync(keptDir, { recursive: true, force: true });
-    mkdirSync(keptDir, { recursive: true });
-    for (const f of ['report.json', 'junit.xml', 'report.html', 'report.yaml', 'output.log']) {
-        try {
-            cpSync(join(work, f), join(keptDir, f));
-        } catch {
-            // A suite that failed early writes only some of them; what is there is kept.
-        }
-    }
-    rmSync(work, { recursive: true, force: true });
-    t.diagnostic(`MCS conformance reports kept in ${keptDir} (the suite ran ${seconds} s, exit ${code})`);
-
-    let reports: { SpecReports?: SpecReport[] | null }[];
-    try {
-        reports = JSON.parse(readFileSync(join(keptDir, 'report.json'), 'utf8'));
-    } catch (err) {
-        const out = readFileSync(join(keptDir, 'output.log'), 'utf8');
-        assert.fail(`the suite wrote no JSON report (exit ${code}): ${(err as Error).message}\n${out.slice(-8000)}`);
-    }
-    const specs = reports.flatMap((r) => r.SpecReports ?? []).filter((s) => s.LeafNodeType === 'It');
-    const ran = specs.filter((s) => s.State !== 'skipped' && s.State !== 'pending');
+    const ran = shards.flatMap((s) => s.specs).filter((s) => s.State !== 'skipped' && s.State !== 'pending');
     const passed = ran.filter((s) => s.State === 'passed');
     const failed = ran.filter((s) => s.State !== 'passed');
     const required = ran.filter((s) => specLabels(s).includes('Required')).length;
-    t.diagnostic(`MCS conformance: ${passed.length}/${ran.length} passed (${required} Required, ${ran.length - required} Optional), ${specs.length - ran.length} skipped by the filter`);
+    const filtered = shards[0].specs.length - ran.length;
+    t.diagnostic(`MCS conformance: ${passed.length}/${ran.length} passed (${required} Required, ${ran.length - required} Optional), ${filtered} skipped by the label filter`);
     for (const s of failed) {
         console.error(
             `--- FAILED [${s.State}] ${specName(s)} [${specLabels(s).join(', ')}]\n` +
@@ -127,6 +151,8 @@ test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`,
         );
     }
     assert.deepEqual(failed.map((s) => `${specName(s)}: ${s.State}`), [], 'every spec that ran passed');
+    assert.equal(new Set(ran.map(specName)).size, ran.length, 'no spec ran twice');
     assert.equal(ran.length, EXPECTED_SPECS, `the specs the filter leaves ran (${ran.map(specName).join('; ')})`);
-    assert.equal(code, 0, 'the suite exits 0');
+    assert.ok(shards.every((s) => s.specs.some((r) => r.State === 'passed')), 'each process ran specs');
+    assert.deepEqual(shards.map((s) => s.code), [0, 0], 'the suite exits 0');
 });
