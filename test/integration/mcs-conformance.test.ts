@@ -117,7 +117,10 @@ async function runShard(name: string, args: string[], kept: string): Promise<Sha
 test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`, { timeout: 30 * 60_000 }, async (t) => {
     rmSync(keptDir, { recursive: true, force: true });
     mkdirSync(keptDir, { recursive: true });
-    const kubeconfig = join(keptDir, 'kubeconfig');
+    // Admin tokens: kept out of the reports' folder, and removed whatever happens.
+    const secrets = mkdtempSync(join(tmpdir(), 'mcs-conformance-kubeconfig-'));
+    t.after(() => rmSync(secrets, { recursive: true, force: true }));
+    const kubeconfig = join(secrets, 'kubeconfig');
     const contexts = joinedKubeconfig(kubeconfig);
     const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version as string;
     const args = [
@@ -133,7 +136,6 @@ test(`the MCS conformance suite (${LABEL_FILTER}): every spec that runs passes`,
     const started = Date.now();
     t.diagnostic(`set-up (two grown clusters, CRDs, Links, two service mirrors): ${Math.round((started - setUpStarted) / 1000)} s`);
     const shards = await Promise.all([runShard('shard-1', [...args, `--ginkgo.focus=${SHARD}`], keptDir), runShard('shard-2', [...args, `--ginkgo.skip=${SHARD}`], keptDir)]);
-    rmSync(kubeconfig);
     const seconds = Math.round((Date.now() - started) / 1000);
     t.diagnostic(`MCS conformance reports kept in ${keptDir}/shard-{1,2} (the suite ran ${seconds} s: ${shards.map((s) => `${s.name} ${s.seconds} s, exit ${s.code}`).join('; ')})`);
 
