@@ -109,7 +109,8 @@ describe('link generation from the remote gateway Service', () => {
         });
         const parsed = parseLink({ ...link, metadata: { ...link.metadata } });
         assert.ok('link' in parsed, 'error' in parsed ? parsed.error : '');
-        assert.deepEqual(parsed.link.gateway, { addresses: [elb], port: 4143, identity: 'linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.cluster.local' });
+        assert.equal(parsed.link.spec.gatewayAddress, elb);
+        assert.deepEqual(parsed.link.gateway, { port: 4143, identity: 'linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.cluster.local' });
         assert.deepEqual(parsed.link.spec.selector, { matchLabels: { 'mirror.linkerd.io/exported': 'true' } });
         assert.deepEqual(parsed.link.spec.remoteDiscoverySelector, { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } });
         assert.deepEqual(parsed.link.spec.federatedServiceSelector, { matchLabels: { 'mirror.linkerd.io/federated': 'member' } });

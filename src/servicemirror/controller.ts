@@ -24,7 +24,7 @@ import { Links, Namespaces, Secrets, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
-import { compactService } from './cache/compact.js';
+import { compactService, type CompactService } from './cache/compact.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
@@ -87,12 +87,12 @@ type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName
 export class ServiceMirrorController implements Runnable {
     readonly name = 'service-mirror';
     readonly links: Informer<LinkObject>;
-    readonly services: Informer<V1Service & KubeObject>;
+    readonly services: Informer<CompactService>;
     readonly namespaces: Informer<KubeObject>;
     /** Credentials Secrets: a rotated token restarts the remote watch of the Links that use it. */
     readonly secrets: Informer<KubeObject>;
     /** Local Services selected as federated members (when local membership is on). */
-    readonly localMembers: Informer<V1Service & KubeObject> | undefined;
+    readonly localMembers: Informer<CompactService> | undefined;
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
     /** The MCS API's caches: its CRDs may be installed later, so nothing waits for them. */

@@ -9,6 +9,7 @@ import { LeaderQueue } from '../kube/leader-queue.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
+import type { CompactService } from './cache/compact.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { federatedMemberName, isFederatedService } from './plan/federated.js';
 import type { LinkEvent } from './link/gateway-events.js';
@@ -16,7 +17,7 @@ import type { Link } from './api/link.js';
 import { isEmptySelector, matchesSelector } from './api/selector.js';
 import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './write/sync-federated.js';
 
-type LocalService = V1Service & KubeObject;
+
 /** One federated Service's work, as the queue holds it (a queue key must be a string). */
 type FederatedKey = string & { readonly federatedWork: unique symbol };
 const federatedKey = (namespace: string, name: string) => JSON.stringify([namespace, name]) as FederatedKey;
@@ -24,7 +25,7 @@ const federatedKey = (namespace: string, name: string) => JSON.stringify([namesp
 /** A Link's remote, once its caches can be trusted. */
 export interface ReadableRemote {
     link: Link;
-    services: ObjectStore<V1Service & KubeObject>;
+    services: ObjectStore<CompactService>;
 }
 
 export interface FederationDeps {
@@ -35,9 +36,9 @@ export interface FederationDeps {
     /** The remote of a Link, when it is served and its caches have synced. */
     remoteOf: (link: string) => ReadableRemote | undefined;
     /** Our mirror Services (mirrored-service=true), federated ones among them. */
-    services: Informer<LocalService>;
+    services: Informer<CompactService>;
     /** Local Services the local federated selector selects; absent when local membership is off. */
-    localMembers?: Informer<LocalService>;
+    localMembers?: Informer<CompactService>;
     excludedLabels: readonly string[];
     excludedAnnotations: readonly string[];
     writes: FederatedSyncDeps['writes'];
@@ -74,12 +75,12 @@ export class FederationController {
             log: deps.logger,
             resyncMs: deps.resyncMs,
         });
-        const federated = (svc: LocalService) => {
+        const federated = (svc: CompactService) => {
             const name = federatedMemberName(svc.metadata?.name ?? '');
             if (name && isFederatedService(svc)) this.queue.add(federatedKey(svc.metadata!.namespace!, name));
         };
         deps.services.on({ add: federated, update: (_, svc) => federated(svc), delete: federated });
-        const member = (svc: LocalService) => this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
+        const member = (svc: CompactService) => this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
         members?.on({ add: member, update: (_, svc) => member(svc), delete: member });
     }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Link, parseLink, splitGatewayAddress } from './link.js';
+import { type Link, parseLink } from './link.js';
 
 /** A Link as `linkerd multicluster link` writes it (v1alpha3). */
 function linkerdLink(spec: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -50,7 +50,6 @@ describe('parseLink', () => {
         assert.deepEqual(link.spec.selector, { matchLabels: { 'mirror.linkerd.io/exported': 'true' } });
         assert.deepEqual(link.spec.excludedAnnotations, ['example.com/*']);
         assert.deepEqual(link.gateway, {
-            addresses: ['192.0.2.127'],
             port: 4143,
             identity: 'linkerd-gateway.linkerd-multicluster.serviceaccount.identity.linkerd.cluster.local',
         });
@@ -74,10 +73,11 @@ describe('parseLink', () => {
         assert.deepEqual(link.status, {});
     });
 
-    it('splits a comma-separated gatewayAddress of IPs and hostnames', () => {
-        const link = parsed(linkerdLink({ gatewayAddress: '192.0.2.1, a1b2.elb.us-east-1.amazonaws.com,,2001:db8::1' }));
-        assert.deepEqual(link.gateway?.addresses, ['192.0.2.1', 'a1b2.elb.us-east-1.amazonaws.com', '2001:db8::1']);
-        assert.deepEqual(splitGatewayAddress(' , '), []);
+    it('gives a Link whose gatewayAddress names anything a gateway, and one of only commas and spaces none', () => {
+        for (const gatewayAddress of ['192.0.2.1, a1b2.elb.us-east-1.amazonaws.com,,2001:db8::1', 'not a name', ' x ']) {
+            assert.notEqual(parsed(linkerdLink({ gatewayAddress })).gateway, null, gatewayAddress);
+        }
+        for (const gatewayAddress of [' , ', ',', '\t', '']) assert.equal(parsed(linkerdLink({ gatewayAddress })).gateway, null, JSON.stringify(gatewayAddress));
     });
 
     it('gives a Link without gatewayAddress no gateway, whatever its port says', () => {

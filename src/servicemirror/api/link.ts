@@ -43,10 +43,11 @@ export interface LinkSpec {
     excludedLabels: string[];
 }
 
-/** The gateway of a Link in usable form; absent when gatewayAddress is empty (no-gateway link). */
-export interface LinkGateway {
-    /** gatewayAddress split on commas, trimmed, empty parts dropped; IPs and names mixed. */
-    addresses: string[];
+/**
+ * Where a Link's gateway listens and who it is; absent when gatewayAddress names nothing (a
+ * no-gateway link). Its addresses are src/dns/gateway-address.ts's to parse.
+ */
+export interface GatewaySpec {
     port: number;
     identity: string;
 }
@@ -124,7 +125,7 @@ export interface Link {
         creationTimestamp?: string;
     };
     spec: LinkSpec;
-    gateway: LinkGateway | null;
+    gateway: GatewaySpec | null;
     probe: LinkProbe | null;
     status: LinkStatus;
 }
@@ -209,20 +210,12 @@ export function parseLink(obj: unknown): ParseLinkResult {
     };
 }
 
-function parseGateway(spec: LinkSpec): { gateway: LinkGateway | null } | { error: string } {
-    const addresses = splitGatewayAddress(spec.gatewayAddress);
-    if (addresses.length === 0) return { gateway: null };
+function parseGateway(spec: LinkSpec): { gateway: GatewaySpec | null } | { error: string } {
+    // Anything but commas and white space: an entry, valid or not (an invalid one is told by the gateway).
+    if (!/[^,\s]/.test(spec.gatewayAddress)) return { gateway: null };
     const port = parsePort(spec.gatewayPort);
     if (port === null) return { error: `spec.gatewayPort ${JSON.stringify(spec.gatewayPort)} is not a port number (1-65535)` };
-    return { gateway: { addresses, port, identity: spec.gatewayIdentity } };
-}
-
-/** Linkerd does not trim around commas; "a, b" would then look up " b". We trim. */
-export function splitGatewayAddress(gatewayAddress: string): string[] {
-    return gatewayAddress
-        .split(',')
-        .map((part) => part.trim())
-        .filter((part) => part !== '');
+    return { gateway: { port, identity: spec.gatewayIdentity } };
 }
 
 function parseProbe(spec: ProbeSpec): { probe: LinkProbe | null } | { error: string } {

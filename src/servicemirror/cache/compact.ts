@@ -12,8 +12,8 @@ import { DROPPED_ANNOTATIONS, LINK_ANNOTATION } from '../api/keys.js';
 import { usableEndpointIP } from '../../ip/address.js';
 import { hasReadyEndpoints, SOME_USABLE_ADDRESS, WARNED_ADDRESSES_PER_SLICE } from '../plan/mirror.js';
 
-export type CachedService = V1Service & KubeObject;
-export type CachedRemoteSlice = V1EndpointSlice & KubeObject;
+export type CompactService = V1Service & KubeObject;
+export type CompactRemoteSlice = V1EndpointSlice & KubeObject;
 
 /**
  * What a Service is cached for:
@@ -29,11 +29,11 @@ export type ServiceRole = 'source' | 'mirror';
  * The Service without status, managedFields and the fields nothing here reads. Equal port lists,
  * IP family lists and label values are held once (`shared`); label sets are mostly unique.
  */
-export function compactService(obj: KubeObject, role: ServiceRole, shared: SharedValues): CachedService {
-    const svc = obj as CachedService;
+export function compactService(obj: KubeObject, role: ServiceRole, shared: SharedValues): CompactService {
+    const svc = obj as CompactService;
     const text = (value: string | undefined) => (value === undefined ? undefined : shared.text(value));
     const { name, namespace, uid, resourceVersion, labels, annotations, creationTimestamp } = svc.metadata ?? {};
-    const metadata: NonNullable<CachedService['metadata']> = definedOnly({ name, namespace: text(namespace), resourceVersion });
+    const metadata: NonNullable<CompactService['metadata']> = definedOnly({ name, namespace: text(namespace), resourceVersion });
     // A source's age decides whether it is mirrored past --max-mirrors-per-link (mirror-limit.ts).
     if (role === 'source' && creationTimestamp !== undefined) metadata.creationTimestamp = (typeof creationTimestamp === 'string' ? shared.text(creationTimestamp) : creationTimestamp) as Date;
     // A mirror's uid owns its slices; a source's is read by nothing.
@@ -90,14 +90,14 @@ const SOME_READY_ENDPOINT = Object.freeze({ addresses: Object.freeze([SOME_USABL
  * of a slice whose compact form is unchanged (a pod of a Service that stays ready came or went)
  * then syncs nothing.
  */
-export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: SharedValues): CachedRemoteSlice {
-    const slice = obj as CachedRemoteSlice;
+export function compactRemoteSlice(obj: KubeObject, hostnames: boolean, shared: SharedValues): CompactRemoteSlice {
+    const slice = obj as CompactRemoteSlice;
     const { name, namespace, resourceVersion, labels } = slice.metadata ?? {};
     const service = labels?.[LABEL_SERVICE_NAME];
-    const metadata: NonNullable<CachedRemoteSlice['metadata']> = definedOnly({ name, namespace: namespace === undefined ? undefined : shared.text(namespace), resourceVersion });
+    const metadata: NonNullable<CompactRemoteSlice['metadata']> = definedOnly({ name, namespace: namespace === undefined ? undefined : shared.text(namespace), resourceVersion });
     if (service !== undefined) metadata.labels = { [LABEL_SERVICE_NAME]: service };
     const endpoints = slice.endpoints ?? [];
-    const compact = definedOnly({ apiVersion: slice.apiVersion && shared.text(slice.apiVersion), kind: slice.kind && shared.text(slice.kind), metadata }) as CachedRemoteSlice;
+    const compact = definedOnly({ apiVersion: slice.apiVersion && shared.text(slice.apiVersion), kind: slice.kind && shared.text(slice.kind), metadata }) as CompactRemoteSlice;
     if (!hostnames) {
         compact.endpoints = hasReadyEndpoints([slice]) ? [SOME_READY_ENDPOINT] : [];
         // The first refused addresses stay, for the Warning that names this slice (remoteEndpointWarnings).

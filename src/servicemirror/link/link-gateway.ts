@@ -57,6 +57,8 @@ export class LinkGateway {
     private readonly reports = new GatewayReports();
     /** Where probes go, or why they may go nowhere, as last told in an Event; outlives a restarted probe. */
     private probeTargetTold: string | undefined;
+    /** The probe's spec, the gateway's and its addresses when the probe was last (re)started. */
+    private probeKey: string | undefined;
     /** What the mirrors got when `changed` was last called. */
     private told: string | undefined;
 
@@ -92,8 +94,10 @@ export class LinkGateway {
         this.unpublishedIPs = parsed.unpublishedIPs;
         this.watchNames(previous);
         // Rotated credentials or a retried remote watch leave the probe and its liveness as they are.
-        const probeOf = (l: Link) => JSON.stringify([l.probe, l.gateway, l.spec.targetClusterName]);
-        if (previous === undefined || probeOf(previous) !== probeOf(link)) await this.restartProbe();
+        const probeKey = JSON.stringify([link.probe, link.gateway, parsed.entries, parsed.unpublishedIPs, link.spec.targetClusterName]);
+        const restart = previous === undefined || probeKey !== this.probeKey;
+        this.probeKey = probeKey;
+        if (restart) await this.restartProbe();
         return parsed.errors;
     }
 

@@ -9,7 +9,7 @@ import { KubeRest } from '../../kube/rest.js';
 import { EndpointSlices, Services } from '../../kube/resources.js';
 import { SharedValues } from '../../kube/shared-values.js';
 import { sameButResourceVersion } from '../../kube/store.js';
-import { compactRemoteSlice, compactService, type CachedRemoteSlice, type CachedService } from '../cache/compact.js';
+import { compactRemoteSlice, compactService, type CompactRemoteSlice, type CompactService } from '../cache/compact.js';
 import { STRICT_POLICY, type KubeconfigPolicy } from '../../kube/untrusted-kubeconfig.js';
 import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from '../api/link.js';
@@ -54,8 +54,8 @@ export class LinkSetupError extends Error {
 }
 
 /** A remote Service or EndpointSlice as cached (compact.ts). */
-export type RemoteService = CachedService;
-export type RemoteSlice = CachedRemoteSlice;
+export type RemoteService = CompactService;
+export type RemoteSlice = CompactRemoteSlice;
 
 export interface RemoteWatchOptions {
     log: LogFn;

@@ -14,6 +14,7 @@ import { StaleCacheError } from '../../kube/slice-writer.js';
 import type { SliceOwner } from '../../kube/slice-owner.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import type { KubeObject, ObjectStore } from '../../kube/store.js';
+import type { CompactService } from '../cache/compact.js';
 import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
 import type { Link } from '../api/link.js';
 import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
@@ -35,7 +36,7 @@ import type { MirrorOutcome } from '../plan/status.js';
 import type { EnsuredService } from './sync-headless.js';
 import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
-type LocalService = V1Service & KubeObject;
+
 
 /** What a mirror is built from: the Link, its remote caches and its gateway now. */
 export interface MirrorSource {
@@ -59,7 +60,7 @@ function clusterOwner(cluster: string): OwnerCheck {
 export interface MirrorSyncDeps {
     rest: KubeRest;
     owner: SliceOwner;
-    services: Informer<LocalService>;
+    services: Informer<CompactService>;
     namespaces: Informer<KubeObject>;
     metrics: ServiceMirrorMetrics;
     isLeader: () => boolean;
