@@ -10,7 +10,6 @@
 // sync starts, changes or stops that Link's controller, or removes the mirrors of a Link that
 // is gone. Federated Services span Links: federation-controller.ts converges them, on its own
 // queue, from the LinkControllers' remotes.
-import type { V1Service } from '@kubernetes/client-node';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';

@@ -3,7 +3,6 @@
 // changing, a Link's remote becoming readable or going away, the local member changing, or
 // someone editing `<name>-federated` queues it. Like every queue of the service mirror, it
 // exists while the replica leads.
-import type { V1Service } from '@kubernetes/client-node';
 import type { Informer } from '../kube/informer.js';
 import { LeaderQueue } from '../kube/leader-queue.js';
 import type { Logger } from '../kube/log.js';
@@ -16,7 +15,6 @@ import type { LinkEvent } from './link/gateway-events.js';
 import type { Link } from './api/link.js';
 import { isEmptySelector, matchesSelector } from './api/selector.js';
 import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './write/sync-federated.js';
-
 
 /** One federated Service's work, as the queue holds it (a queue key must be a string). */
 type FederatedKey = string & { readonly federatedWork: unique symbol };

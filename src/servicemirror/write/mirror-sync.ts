@@ -36,8 +36,6 @@ import type { MirrorOutcome } from '../plan/status.js';
 import type { EnsuredService } from './sync-headless.js';
 import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 
-
-
 /** What a mirror is built from: the Link, its remote caches and its gateway now. */
 export interface MirrorSource {
     readonly link: Link;
