@@ -10,6 +10,7 @@ suite=${MCS_CONFORMANCE_DIR:-$(dirname "$root")/shared/mcs-conformance}
 # A clone of a local checkout made elsewhere (a clean-clone CI run in /tmp) finds the suite
 # beside the checkout it was cloned from.
 origin=$(git -C "$root" config --get remote.origin.url 2>/dev/null || true)
+origin=${origin#file://}
 if [[ -z "${MCS_CONFORMANCE_DIR:-}" && ! -f "$suite/go.mod" && "$origin" == /* ]]; then
   suite=$(dirname "${origin%/.git}")/shared/mcs-conformance
 fi
