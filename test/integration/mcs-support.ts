@@ -1,8 +1,9 @@
 // Shared by the MCS integration tests: two real clusters, east and west, each with the MCS CRDs
 // and a Link to the other (each reads the other, no hub), each running its own service-mirror
 // process (`--cluster-name`), and helpers to export Services and read back what each cluster
-// imported. There is no endpointslice controller in the test clusters: a Service's own endpoints
-// are EndpointSlices the test writes, labelled as upstream's controller labels them.
+// imported. Unless grown (McsSetOptions.controllers) the clusters have no endpointslice
+// controller: a Service's own endpoints are EndpointSlices the test writes, labelled as
+// upstream's controller labels them (createService).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { V1Condition, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
