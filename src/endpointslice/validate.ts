@@ -10,6 +10,7 @@
 // setting of the StrictIPCIDRValidation feature gate.
 import type { DiscoveryV1EndpointPort, V1Endpoint, V1EndpointSlice, V1ObjectMeta } from '@kubernetes/client-node';
 import { sliceAddressProblems } from '../ip/address.js';
+import type { AddressType } from '../ip/family.js';
 import { isDNS1123Label, isDNS1123Subdomain, isGenerateNamePrefix, isLabelValue, isQualifiedName, isUsableGenerateName } from './names.js';
 
 // validation.go's package variables.
@@ -92,7 +93,7 @@ function metadataProblems(meta: V1ObjectMeta | undefined, problems: string[]): v
 }
 
 /** validateEndpoints. Zone, conditions and targetRef have no rule there; only their JSON types matter. */
-function endpointsProblems(endpoints: V1Endpoint[], addressType: 'IPv4' | 'IPv6', problems: string[]): void {
+function endpointsProblems(endpoints: V1Endpoint[], addressType: AddressType, problems: string[]): void {
     if (endpoints.length > MAX_ENDPOINTS) {
         problems.push(`${endpoints.length} endpoints, more than ${MAX_ENDPOINTS}`);
         return;
