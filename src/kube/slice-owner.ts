@@ -16,9 +16,6 @@ import { compactSlice, type OwnedSlice } from './slice-cache.js';
 import { serviceKeyOf, SliceWriter, StaleCacheError } from './slice-writer.js';
 import { SharedValues } from './shared-values.js';
 
-/** Re-exported for servicemirror/ until it imports it from endpointslice/ (helper "split"). */
-export { writesPlan };
-
 /** The Service whose slices are converged. */
 export interface SliceOwnerRef {
     namespace: string;

@@ -10,7 +10,7 @@
 import type { V1Condition, V1EndpointSlice, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { planSlices } from '../../endpointslice/reconciler.js';
 import type { SlicePlan } from '../../endpointslice/types.js';
-import { writesPlan } from '../../kube/slice-owner.js';
+import { writesPlan } from '../../endpointslice/reconciler.js';
 import { mirrorAddressTypes } from '../plan/endpoints.js';
 import { OPAQUE_PORTS_ANNOTATION } from '../api/keys.js';
 import { sourceGroups } from './endpoints.js';
