@@ -5,7 +5,7 @@
 import { DEFAULT_DNS_POLICY } from '../src/dns/name-state.js';
 import { installCrds } from '../src/testing/crds.js';
 import { TestDnsServer } from '../src/testing/dns-server.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../src/servicemirror/api/keys.js';
 import {
     createLink,
     createRemoteService,

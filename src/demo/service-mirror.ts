@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { KubeRest } from '../kube/rest.js';
 import { collectionPath, EndpointSlices, Events, Links, objectPath, Secrets, Services } from '../kube/resources.js';
 import type { LinkStatus } from '../servicemirror/api/link.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../servicemirror/api/keys.js';
 import { down, up, type ClusterState } from '../testing/cluster.js';
 import { TestDnsServer } from '../testing/dns-server.js';
 import { eventually, kubeConfigFor } from '../testing/harness.js';

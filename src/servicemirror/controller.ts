@@ -28,7 +28,7 @@ import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
 import type { LinkEvent } from './link/gateway-events.js';
-import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './plan/mirror.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
 import { McsController, type McsLinkMember } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';

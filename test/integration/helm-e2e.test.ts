@@ -16,7 +16,7 @@ import { imageRef } from '../../hack/image/config.js';
 import { runCli } from '../../src/demo/cli.js';
 import { createExportedService, createHostnameGateway, ensureNamespace, GATEWAY_NAMESPACE, startProbeServer } from '../../src/demo/mirror-remote.js';
 import { collectionPath, EndpointSlices, Leases, Links, objectPath, Secrets, Services } from '../../src/kube/resources.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/api/keys.js';
 import { chartDir, runHelm } from '../../src/testing/chart.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { eventually, setUp, startLocalCluster } from '../../src/testing/harness.js';

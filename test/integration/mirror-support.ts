@@ -20,7 +20,7 @@ import { collectionPath, EndpointSlices, Events, Links, Namespaces, objectPath, 
 import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';
 import { SERVICE_MIRROR_LEASE, ServiceMirrorController, type ServiceMirrorOptions } from '../../src/servicemirror/controller.js';
 import type { LinkStatus } from '../../src/servicemirror/api/link.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/api/keys.js';
 import { KubeRest } from '../../src/kube/rest.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';

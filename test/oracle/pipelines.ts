@@ -7,7 +7,7 @@ import type { SlicePlan } from '../../src/endpointslice/types.js';
 import { cacheWorkload } from '../../src/externalworkloads/compact.js';
 import { planService, type ServicePlan } from '../../src/externalworkloads/plan.js';
 import { desiredMirrorGroups, type MirrorGroupsInput } from '../../src/servicemirror/plan/endpoints.js';
-import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/api/keys.js';
 
 /** The slices' owner, as the controllers derive it. */
 export const ownerOf = owningService;

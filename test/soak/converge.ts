@@ -10,7 +10,8 @@ import { parseExternalWorkloads } from '../../src/externalworkloads/types.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Links, objectPath, Services } from '../../src/kube/resources.js';
 import { desiredMirrorGroups, type GatewayAddress } from '../../src/servicemirror/plan/endpoints.js';
 import { parseLink } from '../../src/servicemirror/api/link.js';
-import { buildMirrorService, exportMode, hasReadyEndpoints, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, mirrorProblem } from '../../src/servicemirror/plan/mirror.js';
+import { buildMirrorService, exportMode, hasReadyEndpoints, mirrorProblem } from '../../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../../src/servicemirror/api/keys.js';
 import { APP_NS, EW_NS, LINK, SYSTEM_NS, type SoakEnv } from './env.js';
 
 type List<T> = { items: T[] };

@@ -9,7 +9,7 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { Informer } from '../../src/kube/informer.js';
 import { EndpointSlices, Services } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
-import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../../src/servicemirror/plan/mirror.js';
+import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../../src/servicemirror/api/keys.js';
 import type { GatewayNameStatus } from '../../src/dns/resolution-status.js';
 import type { LoggedQuery } from '../../src/testing/dns-server.js';
 import { validateEndpointSlice } from '../oracle/endpointslice-validation.js';

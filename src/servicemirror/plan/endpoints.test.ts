@@ -5,7 +5,8 @@ import { planSlices } from '../../endpointslice/reconciler.js';
 import { desiredMirrorGroups, endpointIP, type GatewayAddress, type MirrorGroupsInput, mirrorAddressTypes, withoutReadiness } from './endpoints.js';
 import type { Link } from '../api/link.js';
 import { testLink } from '../api/testkit.js';
-import { buildMirrorService, MIRROR_SLICE_MANAGED_BY } from './mirror.js';
+import { buildMirrorService } from './mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
 
 const link = (spec: Record<string, unknown> = {}): Link => testLink({ gatewayAddress: 'gateway.example.com', ...spec });
 

@@ -13,7 +13,8 @@ import {
     mirrorsAsHeadless,
     remoteHosts,
 } from './headless.js';
-import { MIRROR_SLICE_MANAGED_BY, mirrorServiceNeedsRecreate } from './mirror.js';
+import { mirrorServiceNeedsRecreate } from './mirror.js';
+import { MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
 
 // The objects of Linkerd's "create headless service and endpoints when gateway can be

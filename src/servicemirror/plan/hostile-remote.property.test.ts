@@ -14,21 +14,8 @@ import { addressErrors, validateEndpointSlice } from '../../../test/oracle/endpo
 import { mirrorPlan, ownerOf } from '../../../test/oracle/pipelines.js';
 import { planSlices } from '../../endpointslice/reconciler.js';
 import { headlessMirrorGroups, desiredEndpointMirrors, mirrorsAsHeadless, buildHeadlessMirrorService } from './headless.js';
-import {
-    buildMirrorService,
-    CLUSTER_NAME_LABEL,
-    exportMode,
-    hasReadyEndpoints,
-    LINK_ANNOTATION,
-    MIRROR_SLICE_MANAGED_BY,
-    MIRRORED_SERVICE_LABEL,
-    mirrorOwnerProblem,
-    mirrorProblem,
-    planMirrorService,
-    remoteEndpointWarnings,
-    REMOTE_DISCOVERY_LABEL,
-    REMOTE_SERVICE_LABEL,
-} from './mirror.js';
+import { buildMirrorService, exportMode, hasReadyEndpoints, mirrorOwnerProblem, mirrorProblem, planMirrorService, remoteEndpointWarnings } from './mirror.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_LABEL, REMOTE_SERVICE_LABEL } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
 
 const NS = 'shop';

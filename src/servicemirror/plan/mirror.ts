@@ -22,7 +22,6 @@ import { matchesSelector } from '../api/selector.js';
 import { usableEndpointIP } from '../../ip/address.js';
 import { metadataProblem, portsProblem } from './mirror-validate.js';
 
-export * from '../api/keys.js';
 
 export type ExportMode = 'mirror' | 'remote-discovery' | 'none';
 

@@ -18,18 +18,8 @@ import type { CompactService } from '../cache/compact.js';
 import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
 import type { Link } from '../api/link.js';
 import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
-import {
-    buildMirrorNamespace,
-    CLUSTER_NAME_LABEL,
-    HEADLESS_MIRROR_SVC_NAME_LABEL,
-    LINK_ANNOTATION,
-    linkKey,
-    hasReadyEndpoints,
-    MIRRORED_SERVICE_LABEL,
-    planMirrorService,
-    type OwnerCheck,
-    MIRROR_SLICE_MANAGED_BY,
-} from '../plan/mirror.js';
+import { buildMirrorNamespace, linkKey, hasReadyEndpoints, planMirrorService, type OwnerCheck } from '../plan/mirror.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL, MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
 import { planMirror } from '../plan/mirror-plan.js';
 import type { ServiceMirrorMetrics } from '../link/metrics.js';
 import type { MirrorOutcome } from '../plan/status.js';

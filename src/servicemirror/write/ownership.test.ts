@@ -6,16 +6,8 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { remoteHosts } from '../plan/headless.js';
 import { syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 import { isReservedKey } from '../api/keys.js';
-import {
-    buildMirrorService,
-    CLUSTER_NAME_LABEL,
-    hasReadyEndpoints,
-    LINK_ANNOTATION,
-    MIRRORED_SERVICE_LABEL,
-    mirrorOwnerProblem,
-    planMirrorService,
-    remoteEndpointWarnings,
-} from '../plan/mirror.js';
+import { buildMirrorService, hasReadyEndpoints, mirrorOwnerProblem, planMirrorService, remoteEndpointWarnings } from '../plan/mirror.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
 
 const east = testLink({ targetClusterName: 'east' });

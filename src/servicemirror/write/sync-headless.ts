@@ -9,7 +9,8 @@ import { desiredMirrorGroups, mirrorAddressTypes } from '../plan/endpoints.js';
 import { desiredEndpointMirrors, hasValidPorts, headlessMirrorGroups, isEndpointMirrorOf } from '../plan/headless.js';
 import { slicePortsProblems } from '../../endpointslice/validate.js';
 import type { MirrorWarning } from '../plan/status.js';
-import { LINK_ANNOTATION, linkKey, mirrorOwnerProblem, type OwnerCheck } from '../plan/mirror.js';
+import { linkKey, mirrorOwnerProblem, type OwnerCheck } from '../plan/mirror.js';
+import { LINK_ANNOTATION } from '../api/keys.js';
 import type { Link } from '../api/link.js';
 import type { AddressType } from '../../endpointslice/types.js';
 
