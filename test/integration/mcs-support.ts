@@ -214,3 +214,58 @@ export async function mcsUids(set: McsSet, ns: string): Promise<string[]> {
     }
     return uids.sort();
 }
+
+/** One event of an MCS object (ServiceImport or MCS slice) seen by watchMcs. */
+export interface McsEvent {
+    cluster: ClusterName;
+    type: string;
+    kind: 'ServiceImport' | 'EndpointSlice';
+    name: string;
+    uid: string;
+    /** The slice's multicluster.kubernetes.io/source-cluster label; '' for a ServiceImport. */
+    source: string;
+}
+
+export interface McsWatch {
+    events: McsEvent[];
+    deleted(): McsEvent[];
+    stop(): void;
+}
+
+/**
+ * Real watches (from the list's resourceVersion, so nothing between is missed) of the namespace's
+ * ServiceImports and MCS slices in both clusters; resolves once the apiserver holds all four, so a
+ * kill after it is seen.
+ */
+export async function watchMcs(set: McsSet, ns: string): Promise<McsWatch> {
+    const events: McsEvent[] = [];
+    const abort = new AbortController();
+    const streams: Promise<void>[] = [];
+    const kinds = [
+        { kind: 'ServiceImport' as const, path: collectionPath(ServiceImports, ns), query: {} },
+        { kind: 'EndpointSlice' as const, path: collectionPath(EndpointSlices, ns), query: { labelSelector: 'endpointslice.kubernetes.io/managed-by=mcs.mesh-endpoints.io' } },
+    ];
+    for (const member of [set.east, set.west]) {
+        for (const { kind, path, query } of kinds) {
+            const list = await member.cluster.admin.get<{ metadata?: { resourceVersion?: string } }>(path, query);
+            streams.push(
+                new Promise<void>((opened, failed) => {
+                    member.cluster.admin
+                        .watch(
+                            path,
+                            { ...query, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: false },
+                            abort.signal,
+                            (ev) => {
+                                const meta = (ev.object as V1EndpointSlice).metadata;
+                                events.push({ cluster: member.name, type: ev.type, kind, name: meta?.name ?? '', uid: meta?.uid ?? '', source: meta?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? '' });
+                            },
+                            opened,
+                        )
+                        .catch((err: unknown) => (abort.signal.aborted ? undefined : failed(err)));
+                }),
+            );
+        }
+    }
+    await Promise.all(streams);
+    return { events, deleted: () => events.filter((e) => e.type === 'DELETED'), stop: () => abort.abort() };
+}
