@@ -102,9 +102,9 @@ export async function setUp<T>(what: string, step: () => Promise<T>): Promise<T>
  * Call at the top level of a test file (top-level await, never in a test or a describe: a
  * failure ends the set-up there), so the cleanup runs after the whole file.
  */
-export async function startTestCluster(prefix: string, opts: Pick<UpOptions, 'controllers'> = {}): Promise<TestCluster> {
+export async function startTestCluster(prefix: string, opts: Pick<UpOptions, 'controllers'> & { extraApiserverArgs?: string[] } = {}): Promise<TestCluster> {
     const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
-    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, undefined, opts));
+    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, opts.extraApiserverArgs, { controllers: opts.controllers }));
     after(() => cluster.stop());
     return cluster;
 }

@@ -4,7 +4,6 @@
 // imported. Unless grown (McsSetOptions.controllers) the clusters have no endpointslice
 // controller: a Service's own endpoints are EndpointSlices the test writes, labelled as
 // upstream's controller labels them (createService).
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { V1Condition, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { after } from 'node:test';
@@ -12,7 +11,7 @@ import { collectionPath, EndpointSlices, Links, Namespaces, objectPath, Secrets,
 import { LABEL_MCS_SERVICE_NAME, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../../src/servicemirror/mcs/types.js';
 import { installCrds, installMcsCrds } from '../../src/testing/crds.js';
 import type { UpOptions } from '../../src/testing/cluster.js';
-import { eventually, setUp, startLocalCluster, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import { eventually, setUp, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
 import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 
 export const LINK_NS = 'mc';
@@ -39,8 +38,7 @@ export interface McsSetOptions {
 
 /** Call at the top level of a test file: both clusters, their CRDs and Links, and both controllers. */
 export async function startMcsSet(prefix: string, opts: McsSetOptions = {}): Promise<McsSet> {
-    const start = (p: string) => (opts.extraApiserverArgs ? startClusterWithArgs(p, opts) : startTestCluster(p, { controllers: opts.controllers }));
-    const [e, w] = await Promise.all([start(`${prefix}-e`), start(`${prefix}-w`)]);
+    const [e, w] = await Promise.all([startTestCluster(`${prefix}-e`, opts), startTestCluster(`${prefix}-w`, opts)]);
     const set: McsSet = { east: { name: 'east', cluster: e }, west: { name: 'west', cluster: w } };
     after(async () => {
         for (const member of [set.east, set.west]) await stopController(member);
@@ -59,14 +57,6 @@ export async function startMcsSet(prefix: string, opts: McsSetOptions = {}): Pro
         await Promise.all([startController(set.east), startController(set.west)]);
     });
     return set;
-}
-
-/** As startTestCluster (same naming, set-up step and cleanup), with kube-apiserver flags of its own. */
-async function startClusterWithArgs(prefix: string, opts: McsSetOptions): Promise<TestCluster> {
-    const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
-    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, opts.extraApiserverArgs, { controllers: opts.controllers }));
-    after(() => cluster.stop());
-    return cluster;
 }
 
 /** `member`'s Link to `other`: a credentials Secret with other's admin kubeconfig, and the Link. */
