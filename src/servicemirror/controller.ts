@@ -14,7 +14,7 @@ import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
-import { LeaderQueue } from '../kube/leader-queue.js';
+import { Controller } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
@@ -110,18 +110,19 @@ export class ServiceMirrorController implements Runnable {
      */
     private readonly gatewayMemory = new Map<string, ReadonlyMap<string, NameState>>();
     private readonly log: Logger;
-    private readonly queue: LeaderQueue<string>;
+    private readonly queue: Controller<string>;
     private resyncTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
         this.policy = { ...DEFAULT_DNS_POLICY, ...opts.dnsPolicy };
-        this.queue = new LeaderQueue<string>({
+        this.queue = new Controller<string>({
             name: this.name,
+            reconciler: { reconcile: (link) => this.syncLink(link) },
             metrics: opts.queueMetrics,
+            events: opts.events,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
             workers: 2,
-            sync: (link) => this.syncLink(link),
             log: this.log,
             resyncMs: opts.resyncMs,
         });
@@ -198,6 +199,7 @@ export class ServiceMirrorController implements Runnable {
             ensureNamespace: (ns, cluster) => this.mirrors.ensureNamespace(ns, cluster),
             event: (cluster, event) => this.clusterEvent(cluster, event),
             queueMetrics: opts.queueMetrics,
+            events: opts.events,
             logger: this.log,
             resyncMs: opts.resyncMs,
         });

@@ -4,7 +4,8 @@
 // someone editing `<name>-federated` queues it. Like every queue of the service mirror, it
 // exists while the replica leads.
 import type { Informer } from '../kube/informer.js';
-import { LeaderQueue } from '../kube/leader-queue.js';
+import { Controller } from '../kube/controller.js';
+import type { EventSink } from '../kube/events.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
@@ -44,13 +45,15 @@ export interface FederationDeps {
     /** An Event on the Link that serves this cluster. */
     event: (cluster: string, event: LinkEvent) => void;
     queueMetrics: WorkQueueMetrics;
+    /** Where the runtime records a Warning about a key it cannot converge. */
+    events: EventSink;
     logger: Logger;
     resyncMs?: number;
 }
 
 export class FederationController {
     private readonly syncer: FederatedSync;
-    private readonly queue: LeaderQueue<FederatedKey>;
+    private readonly queue: Controller<FederatedKey>;
     /** Federated key → the problem last told in an Event, for those not converged. */
     private readonly problems = new Map<FederatedKey, string>();
 
@@ -64,12 +67,13 @@ export class FederationController {
             ensureNamespace: deps.ensureNamespace,
             federation: deps.namespace,
         });
-        this.queue = new LeaderQueue<FederatedKey>({
+        this.queue = new Controller<FederatedKey>({
             name: 'service-mirror/federated',
+            reconciler: { reconcile: (key) => this.sync(...(JSON.parse(key) as [string, string])) },
             metrics: deps.queueMetrics,
+            events: deps.events,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
             workers: 1,
-            sync: (key) => this.sync(...(JSON.parse(key) as [string, string])),
             log: deps.logger,
             resyncMs: deps.resyncMs,
         });

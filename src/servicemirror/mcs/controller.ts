@@ -13,7 +13,7 @@ import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.
 import type { AddressType } from '../../endpointslice/types.js';
 import type { EventSink } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
-import { LeaderQueue } from '../../kube/leader-queue.js';
+import { Controller } from '../../kube/controller.js';
 import { logFn, type Logger } from '../../kube/log.js';
 import { controllerRateLimiter } from '../../kube/ratelimit.js';
 import { isNotFound, type KubeRest, type WriteOpts } from '../../kube/rest.js';
@@ -92,7 +92,7 @@ export class McsController {
     readonly sourceSlices: Informer<Local<V1EndpointSlice>>;
     readonly slices: SliceOwner;
     readonly informers: Informer<KubeObject>[];
-    private readonly queue: LeaderQueue<string>;
+    private readonly queue: Controller<string>;
     private readonly log: Logger;
     private readonly guarded: WriteOpts;
     private clusterName: string | undefined;
@@ -126,12 +126,13 @@ export class McsController {
         this.sourceSlices.store.indexLabel(LABEL_SERVICE_NAME);
         this.slices = new SliceOwner({ rest: opts.rest, managedBy: MCS_MANAGED_BY, isLeader: opts.isLeader, indexLabels: [LABEL_MCS_SERVICE_NAME], ...common });
         this.informers = [this.exports, this.imports, this.services, this.sourceSlices, this.slices.informer];
-        this.queue = new LeaderQueue<string>({
+        this.queue = new Controller<string>({
             name: 'service-mirror/mcs',
+            reconciler: { reconcile: (key) => this.sync(key) },
             metrics: opts.queueMetrics,
+            events: opts.events,
             rateLimiter: controllerRateLimiter({ baseMs: 100, maxMs: 60_000 }),
             workers: 2,
-            sync: (key) => this.sync(key),
             log: this.log,
             resyncMs: opts.resyncMs,
         });
