@@ -341,7 +341,18 @@ describe('planImport: unexport, leaving, restarts', () => {
         assert.deepEqual(plan.slices.deletes, []);
     });
 
-    it('planning again from what was written writes nothing (a restarted process)', () => {
+    it('an import whose status was never written (its writer killed after the create) waits for the unknown clusters', () => {
+        const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
+        const created = { ...state, existingImport: { ...state.existingImport!, status: undefined } };
+        const plan = planImport(input([local(undefined), remote(undefined, undefined, { known: false })], created));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.deepEqual(plan.slices.deletes, []);
+        // Once the cluster can be read and exports nothing, the import goes.
+        assert.equal(planImport(input([local(undefined), remote(undefined)], created)).import.action, 'delete');
+    });
+
+        it('planning again from what was written writes nothing (a restarted process)', () => {
         const { state } = converge(members());
         const plan = planImport(input(members(), state));
         assert.equal(plan.import.action, 'none');

@@ -76,9 +76,12 @@ export function planImport(input: ImportPlanInput): ImportPlan {
     const derived = input.derived;
     const derivedOurs = derived !== undefined && isOurs(derived, name);
     if (derived && !derivedOurs) problems.push(`Service ${namespace}/${derivedName}, the name of the derived Service, is taken by a Service mesh-endpoints did not create`);
-    // Clusters that cannot be read yet keep what the import says they export.
+    // Clusters that cannot be read yet keep what the import says they export. An import of ours
+    // with no clusters in its status was created by a process that died before writing the status
+    // (a separate write): any unreadable cluster may be what it imports.
     const listed = new Set((importOurs ? existing.status?.clusters ?? [] : []).map((c) => c.cluster));
-    const pending = input.members.filter((m) => !m.known && listed.has(m.name)).map((m) => m.name);
+    const statusUnwritten = importOurs && listed.size === 0;
+    const pending = input.members.filter((m) => !m.known && (statusUnwritten || listed.has(m.name))).map((m) => m.name);
 
     const plan: ImportPlan = {
         exporters: exporters.map((e) => e.cluster),
