@@ -62,6 +62,16 @@ async function newControllersActing(ns: string): Promise<void> {
     await endpointsBecome(east, ns, 'probe', ['east 10.1.0.1:8080 ready']);
 }
 
+/** `hello` exported from both clusters, each importing the other's endpoints and its own. */
+async function exportedFromBoth(ns: string): Promise<void> {
+    await createService(east, ns, 'hello');
+    await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
+    await exportService(east, ns, 'hello');
+    await exportService(west, ns, 'hello');
+    await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+    await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+}
+
 /** The probe's import and slices (named after its derived Service) are new by design. */
 const withoutProbe = (uids: string[]) => uids.filter((line) => !line.includes(' probe ') && !line.includes(` ${derivedServiceName('probe')}`));
 
@@ -92,12 +102,7 @@ describe('MCS: a service-mirror process SIGKILLed during each change', () => {
 
     it('steady import: both killed and restarted; every ServiceImport and slice keeps its uid, no DELETED event', async () => {
         const ns = await sharedNamespace(set, 'rx-steady');
-        await createService(east, ns, 'hello');
-        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
-        await exportService(east, ns, 'hello');
-        await exportService(west, ns, 'hello');
-        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
-        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+        await exportedFromBoth(ns);
         const before = await mcsUids(set, ns);
         const watch = await watchMcs(set, ns);
         try {
@@ -143,12 +148,7 @@ describe('MCS: a service-mirror process SIGKILLed during each change', () => {
 
     it('unexport: west unexports, both killed at once; west\'s slices go everywhere, the imports and east\'s slices persist', async () => {
         const ns = await sharedNamespace(set, 'rx-unexport');
-        await createService(east, ns, 'hello');
-        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
-        await exportService(east, ns, 'hello');
-        await exportService(west, ns, 'hello');
-        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
-        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+        await exportedFromBoth(ns);
         const before = await mcsUids(set, ns);
         const watch = await watchMcs(set, ns);
         try {
@@ -173,12 +173,7 @@ describe('MCS: a service-mirror process SIGKILLed during each change', () => {
 
     it('leaving: east killed, its Link to west deleted, a new east started; west\'s slices leave east, east\'s import and slices persist', async () => {
         const ns = await sharedNamespace(set, 'rx-leave');
-        await createService(east, ns, 'hello');
-        await createService(west, ns, 'hello', { endpoints: ['10.2.0.1'] });
-        await exportService(east, ns, 'hello');
-        await exportService(west, ns, 'hello');
-        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
-        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8080 ready']);
+        await exportedFromBoth(ns);
         const before = await mcsUids(set, ns);
         const watch = await watchMcs(set, ns);
         try {
