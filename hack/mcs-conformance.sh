@@ -11,7 +11,9 @@ suite=${MCS_CONFORMANCE_DIR:-$(dirname "$root")/shared/mcs-conformance}
 # beside the checkout it was cloned from.
 origin=$(git -C "$root" config --get remote.origin.url 2>/dev/null || true)
 origin=${origin#file://}
-if [[ -z "${MCS_CONFORMANCE_DIR:-}" && ! -f "$suite/go.mod" && "$origin" == /* ]]; then
+if [[ -z "${MCS_CONFORMANCE_DIR:-}" && ! -f "$suite/go.mod" && "$origin" == /* && -d "$origin" ]]; then
+  # Resolved first: `git clone . DIR` records the origin as /path/to/checkout/.
+  origin=$(cd "$origin" && pwd -P)
   suite=$(dirname "${origin%/.git}")/shared/mcs-conformance
 fi
 if [[ ! -f "$suite/go.mod" || ! -f "$suite/go.sum" ]]; then
