@@ -70,13 +70,13 @@ class ScriptedResolver implements NameResolver {
 function setup(options: { policy?: typeof policy; registry?: Registry } = {}) {
     const clock = new FakeClock();
     const resolver = new ScriptedResolver();
-    const changes: Array<{ name: string; state: NameState }> = [];
+    const changes: Array<{ name: string; state: NameState; reach: string }> = [];
     const metrics = options.registry ? new GatewayDnsMetrics(options.registry, () => clock.now()).forTarget('east') : undefined;
     const watcher = new GatewayWatcher({
         resolver,
         clock,
         policy: options.policy ?? policy,
-        onChange: (name, state) => changes.push({ name, state }),
+        onChange: (name, state, reach) => changes.push({ name, state, reach }),
         ...(metrics ? { metrics } : {}),
     });
     const readiness = (i: number) => {
@@ -114,6 +114,7 @@ describe('watching gateway names (fake clock)', () => {
         await clock.advance(30_000);
         assert.equal(changes.length, 2);
         assert.deepEqual(changes[1]?.state.addresses.map((a) => a.address), ['192.0.2.2']);
+        assert.equal(changes[1]?.reach, 'mirrors');
     });
 
     it('reports a failure as an error change, then the loss of readiness when the stale window ends', async () => {
@@ -138,6 +139,8 @@ describe('watching gateway names (fake clock)', () => {
         assert.equal(changes.length, 4);
         assert.deepEqual(readiness(3), ['192.0.2.1 true']);
         assert.equal(changes[3]?.state.lastError, undefined);
+        // Only the failure within the stale window spared the mirrors.
+        assert.deepEqual(changes.map((c) => c.reach), ['mirrors', 'status', 'mirrors', 'mirrors']);
     });
 
     it('reports a change of error kind even when no address changes', async () => {

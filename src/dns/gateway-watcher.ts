@@ -8,11 +8,14 @@ import {
     addressesOf,
     DEFAULT_DNS_POLICY,
     initialNameState,
+    nameView,
     nextWakeAt,
     onResolution,
+    viewReach,
     type DnsPolicy,
     type NameResolution,
     type NameState,
+    type NameView,
     type Transition,
 } from './name-state.js';
 import type { NameResolver } from './resolver.js';
@@ -21,10 +24,10 @@ import type { NameResolver } from './resolver.js';
 export interface GatewayWatcherOptions {
     resolver: NameResolver;
     /**
-     * Called when what a name publishes changed: its address set, the readiness of an address,
-     * the kind of its error (code), or the set of answers dropped as unusable.
+     * Called when what a name publishes changed (its view, see nameView); `reach` says whether
+     * the mirrors' part changed or only the status's.
      */
-    onChange: (name: string, state: NameState) => void;
+    onChange: (name: string, state: NameState, reach: 'mirrors' | 'status') => void;
     /** Called after every resolution, changed or not (the owner may want to record its time). */
     onResolved?: (name: string, state: NameState) => void;
     policy?: DnsPolicy;
@@ -36,8 +39,8 @@ export interface GatewayWatcherOptions {
 
 interface WatchedName {
     state: NameState;
-    /** Fingerprint of what onChange last reported; '' before the first resolution. */
-    reported: string;
+    /** What onChange last reported; a new name's is its initial state's, so any first resolution is news. */
+    reported: NameView;
     cancelTimer?: () => void;
     inFlight?: Promise<void>;
 }
@@ -75,12 +78,13 @@ export class GatewayWatcher {
             const now = this.clock.now();
             const seed = seeds.get(name);
             if (seed === undefined) {
-                this.watched.set(name, { state: initialNameState(name, now), reported: '' });
+                const state = initialNameState(name, now);
+                this.watched.set(name, { state, reported: nameView(state, now, this.policy) });
                 this.background(name);
                 continue;
             }
-            const entry: WatchedName = { state: { ...seed, name }, reported: '' };
-            entry.reported = this.view(entry.state, now);
+            const state = { ...seed, name };
+            const entry: WatchedName = { state, reported: nameView(state, now, this.policy) };
             this.watched.set(name, entry);
             this.settle(name, entry, now);
         }
@@ -151,27 +155,18 @@ export class GatewayWatcher {
         }
     }
 
-    /** What onChange reports: a change of any part of it is news. */
-    private view(state: NameState, now: number): string {
-        return JSON.stringify({
-            addresses: addressesOf(state, now, this.policy),
-            error: state.lastError?.code,
-            dropped: state.dropped.map((d) => d.address),
-            note: state.note,
-        });
-    }
-
     /** Reports the name if its view changed, then sleeps until it needs looking at again. */
     private settle(name: string, entry: WatchedName, now: number): void {
         this.metrics.published(name, addressesOf(entry.state, now, this.policy), entry.state.nextRefreshAt);
-        const view = this.view(entry.state, now);
+        const view = nameView(entry.state, now, this.policy);
         entry.cancelTimer?.();
         const wake = nextWakeAt(entry.state, now, this.policy);
         entry.cancelTimer = this.clock.schedule(() => this.wake(name, entry), Math.max(0, wake - now));
-        if (view === entry.reported) return;
+        const reach = viewReach(entry.reported, view);
+        if (reach === undefined) return;
         entry.reported = view;
         try {
-            this.options.onChange(name, entry.state);
+            this.options.onChange(name, entry.state, reach);
         } catch (error) {
             this.reportError(name, error);
         }

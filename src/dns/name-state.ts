@@ -117,11 +117,6 @@ export interface NameState {
 
 export interface Transition {
     state: NameState;
-    /**
-     * The published view (address set or readiness) differs from before, both judged at the
-     * same `now`. Readiness lost only because time passed is no transition: see nextWakeAt.
-     */
-    changed: boolean;
     /** How the resolution went; a failed one left lastError set to why. */
     outcome: 'answered' | 'partly-answered' | 'failed';
 }
@@ -210,7 +205,7 @@ export function onAnswer(
         note: notes.length > 0 ? notes.join('; ') : undefined,
     };
     const outcome = partial === undefined ? 'answered' : 'partly-answered';
-    return { state: next, changed: viewChanged(state, next, now, policy), outcome };
+    return { state: next, outcome };
 }
 
 /** A resolution in which no family gave an address: NXDOMAIN, SERVFAIL, timeout, empty answer. */
@@ -233,12 +228,37 @@ export function onFailure(
         staleSince,
         dropped,
     };
-    return { state: next, changed: viewChanged(state, next, now, policy), outcome: 'failed' };
+    return { state: next, outcome: 'failed' };
 }
 
 /** The addresses to publish for this name now; [] when it never resolved. */
 export function addressesOf(state: NameState, now: number, policy: DnsPolicy): GatewayAddress[] {
     return state.addresses.map((a) => ({ ...a, ready: familyReady(state, a.family, now, policy) }));
+}
+
+/**
+ * What a name shows at `now`: the mirrors get its addresses and their readiness; the Link
+ * status and Events, besides, its error kind, the answers dropped as unusable and its note.
+ */
+export interface NameView {
+    readonly mirrors: string;
+    readonly status: string;
+}
+
+export function nameView(state: NameState, now: number, policy: DnsPolicy): NameView {
+    return {
+        mirrors: JSON.stringify(addressesOf(state, now, policy)),
+        status: JSON.stringify([state.lastError?.code, state.dropped.map((d) => d.address), state.note]),
+    };
+}
+
+/**
+ * Whom a change from the view last told reaches. A name that starts or stops failing within
+ * its stale window reaches only the status: rewriting every mirror of the Link for it is waste.
+ */
+export function viewReach(told: NameView, now: NameView): 'mirrors' | 'status' | undefined {
+    if (told.mirrors !== now.mirrors) return 'mirrors';
+    return told.status === now.status ? undefined : 'status';
 }
 
 /**
@@ -279,14 +299,6 @@ function clampTtl(ttlSeconds: number, policy: DnsPolicy): number {
 function familyReady(state: NameState, family: AddressType, now: number, policy: DnsPolicy): boolean {
     const since = state.staleSince[family];
     return since === undefined || now <= since + policy.staleWindowMs;
-}
-
-function viewChanged(before: NameState, after: NameState, now: number, policy: DnsPolicy): boolean {
-    const key = (s: NameState) =>
-        addressesOf(s, now, policy)
-            .map((a) => `${a.address}/${a.ready ? 1 : 0}`)
-            .join(',');
-    return key(before) !== key(after);
 }
 
 /** Canonical, usable addresses of both families, and what was left out with the reason. */

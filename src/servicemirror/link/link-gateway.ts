@@ -59,8 +59,6 @@ export class LinkGateway {
     private probeTargetTold: string | undefined;
     /** The probe's spec, the gateway's and its addresses when the probe was last (re)started. */
     private probeKey: string | undefined;
-    /** What the mirrors got when `changed` was last called. */
-    private told: string | undefined;
 
     constructor(private readonly deps: LinkGatewayDeps) {}
 
@@ -110,14 +108,6 @@ export class LinkGateway {
         }));
     }
 
-    /** Tells `changed`, and whether the mirrors' part changed since it was last told. */
-    private tell(): void {
-        const published = JSON.stringify([this.addresses(['IPv4', 'IPv6'], Date.now()), this.alive]);
-        const mirrorsChanged = published !== this.told;
-        this.told = published;
-        this.deps.changed(mirrorsChanged);
-    }
-
     /**
      * A new watcher (first start, or new metric labels when the target cluster changed) starts
      * from the previous one's states, else from the Link status.
@@ -143,9 +133,9 @@ export class LinkGateway {
                 resolver: this.resolver,
                 policy: this.deps.policy,
                 metrics: this.deps.metrics.dnsObserver(this.labels()),
-                onChange: (_name, state) => {
+                onChange: (_name, state, reach) => {
                     for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.deps.event(event);
-                    this.tell();
+                    this.deps.changed(reach === 'mirrors');
                 },
                 onResolved: (_name, state) => this.deps.resolved(state),
                 onError: (name, error) => this.deps.logger.error({ name, err: error }, 'gateway DNS watcher failed'),
@@ -179,7 +169,8 @@ export class LinkGateway {
                 if (!('refused' in target)) return this.deps.event(probeTargetEvent(told));
                 this.deps.event(probeRefusedEvent(target.refused));
                 this.deps.metrics.gatewayAlive.set(labels, 1);
-                this.tell();
+                // Not probed counts as alive: a gateway the probe had found dead comes back.
+                this.deps.changed(true);
             },
             onResult: (result) => {
                 this.deps.metrics.probes.inc({ ...labels, result: result.ok ? 'success' : 'failure' });
@@ -188,7 +179,7 @@ export class LinkGateway {
             onLiveness: (alive, detail) => {
                 this.deps.metrics.gatewayAlive.set(labels, alive ? 1 : 0);
                 this.deps.event(probeEvent(alive, detail, link.probe?.failureThreshold ?? 0));
-                this.tell();
+                this.deps.changed(true);
             },
         });
         this.probe.start();
