@@ -113,12 +113,6 @@ export class SliceOwner {
         return this.writer.apply(plan);
     }
 
-    /** currentSlices, `plan` and apply in one (servicemirror/ until it plans before it writes). */
-    async converge(owner: SliceOwnerRef, plan: (existing: OwnedSlice[]) => SlicePlan | Promise<SlicePlan>): Promise<{ plan: SlicePlan; writes: number }> {
-        const planned = await plan(this.currentSlices(owner));
-        return { plan: planned, writes: await this.apply(planned) };
-    }
-
     /** Deletes these slices of ours (their Service is gone or no longer served). */
     deleteAll(slices: OwnedSlice[]): Promise<number> {
         return this.apply(writesPlan({ deletes: slices }));

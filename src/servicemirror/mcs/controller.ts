@@ -300,13 +300,14 @@ export class McsController {
         // What this sync wrote, read back from the answers: the caches may not have it yet.
         const written: { import?: ServiceImport | null; derived?: V1Service | null } = {};
         for (let pass = 0; pass < 4; pass++) {
+            const derived = 'derived' in written ? written.derived ?? undefined : this.services.store.get(namespace, derivedName);
             const input: ImportPlanInput = {
                 namespace,
                 name,
                 members: this.members(namespace, name, state.cluster),
                 existingImport: 'import' in written ? written.import ?? undefined : this.imports.store.get(namespace, name),
-                derived: 'derived' in written ? written.derived ?? undefined : this.services.store.get(namespace, derivedName),
-                slices: this.slices.slicesOf(namespace, derivedName),
+                derived,
+                slices: this.slices.currentSlices({ namespace, name: derivedName, uid: derived?.metadata?.uid ?? '' }),
                 now: new Date().toISOString(),
                 maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice,
             };
@@ -326,8 +327,7 @@ export class McsController {
         const { namespace, name } = input;
         const importPath = objectPath(ServiceImports, namespace, name);
         const query = { fieldManager: MCS_MANAGED_BY };
-        const derivedUid = input.derived?.metadata?.uid ?? '';
-        const slices = () => this.slices.converge({ namespace, name: derivedServiceName(name), uid: derivedUid }, () => plan.slices);
+        const slices = () => this.slices.apply(plan.slices);
         if (plan.import.action === 'delete') {
             await slices();
             if (plan.derived.action === 'delete') await this.deleteObject(objectPath(Services, namespace, derivedServiceName(name)), plan.derived.object as KubeObject);

@@ -220,21 +220,21 @@ export class MirrorSync implements MirrorWrites {
         await this.applySlices(mirror, groups);
     }
 
+    /** Plans the slices of a stored mirror Service from its cached slices, then writes them. */
     async applySlices(mirror: V1Service, groups: MirrorGroups): Promise<void> {
         const { namespace, name, uid, labels } = mirror.metadata!;
         const owner = { name: name!, namespace: namespace!, uid: uid!, labels: labels ?? {}, headless: mirror.spec?.clusterIP === 'None' };
-        await this.deps.owner.converge(owner, (existing) =>
-            planSlices({
-                owner,
-                addressTypes: groups.addressTypes,
-                desired: groups.groups,
-                existing,
-                maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
-                managedBy: MIRROR_SLICE_MANAGED_BY,
-                extraLabels: groups.extraLabels,
-                annotations: groups.annotations,
-            }),
-        );
+        const plan = planSlices({
+            owner,
+            addressTypes: groups.addressTypes,
+            desired: groups.groups,
+            existing: this.deps.owner.currentSlices(owner),
+            maxEndpointsPerSlice: this.deps.maxEndpointsPerSlice,
+            managedBy: MIRROR_SLICE_MANAGED_BY,
+            extraLabels: groups.extraLabels,
+            annotations: groups.annotations,
+        });
+        await this.deps.owner.apply(plan);
     }
 
     /**
