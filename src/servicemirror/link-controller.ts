@@ -14,14 +14,12 @@ import type { EventSink } from '../kube/events.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
-import { writesPlan } from '../endpointslice/reconciler.js';
 import type { SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject } from '../kube/store.js';
 import { runWorkers, WorkQueue } from '../kube/workqueue.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { withoutReadiness } from './plan/endpoints.js';
 import type { LinkEvent } from './link/gateway-events.js';
 import { formatDuration } from '../time/duration.js';
 import { parseLink, type Link, type LinkStatus } from './api/link.js';
@@ -295,11 +293,7 @@ export class LinkController {
     /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
     private async withdrawReadiness(): Promise<void> {
         if (this.unservedSince === undefined || Date.now() <= this.unservedSince + this.deps.policy.staleWindowMs) return;
-        const updates = this.deps.mirrorsOfLink().flatMap((svc) =>
-            this.deps.slices.slicesOf(svc.metadata!.namespace!, svc.metadata!.name!).flatMap((slice) => withoutReadiness(slice) ?? []),
-        );
-        if (updates.length === 0) return;
-        await this.deps.slices.writer.apply(writesPlan({ updates }));
+        if ((await this.deps.mirrors.withdrawReadiness(this.deps.mirrorsOfLink())) === 0) return;
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
     }
 

@@ -5,7 +5,7 @@
 // and status is the controller's job.
 import type { V1Service } from '@kubernetes/client-node';
 import type { AddressType } from '../../endpointslice/types.js';
-import { planSlices } from '../../endpointslice/reconciler.js';
+import { planSlices, writesPlan } from '../../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import type { Informer } from '../../kube/informer.js';
 import { isAlreadyExists, isNotFound, type KubeRest, type WriteOpts } from '../../kube/rest.js';
@@ -15,7 +15,7 @@ import type { SliceOwner } from '../../kube/slice-owner.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import type { KubeObject, ObjectStore } from '../../kube/store.js';
 import type { CompactService } from '../cache/compact.js';
-import { desiredMirrorGroups, mirrorAddressTypes, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
+import { desiredMirrorGroups, mirrorAddressTypes, withoutReadiness, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
 import type { Link } from '../api/link.js';
 import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
 import { buildMirrorNamespace, linkKey, hasReadyEndpoints, planMirrorService, type OwnerCheck } from '../plan/mirror.js';
@@ -249,15 +249,23 @@ export class MirrorSync implements MirrorWrites {
         if (local && owner(local) !== null) return;
         // Endpoint mirrors of another Link's headless mirror of this name stay (this one may not even exist).
         await deleteEndpointMirrors(this, namespace, name, cluster, undefined, link ?? local?.metadata?.annotations?.[LINK_ANNOTATION]);
-        const slices = this.deps.owner.slicesOf(namespace, name).filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster);
-        // A slice we just created may not be in the cache yet; deleting now would leave it behind.
+        // A slice we just created may not be in the cache yet (currentSlices throws): deleting
+        // now would leave it behind. Without the Service there is no uid to check against.
         const uid = local?.metadata?.uid;
-        if (uid && this.deps.owner.tracker.staleSlices({ namespace, name, uid }, slices)) {
-            throw new StaleCacheError(`slices of ${namespace}/${name} not yet in cache`);
-        }
-        await this.deps.owner.deleteAll(slices);
-        if (!local) return;
-        await this.deleteService(local);
+        const slices = uid ? this.deps.owner.currentSlices({ namespace, name, uid }) : this.deps.owner.slicesOf(namespace, name);
+        await this.deps.owner.deleteAll(slices.filter((s) => s.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster));
+        if (local) await this.deleteService(local);
+    }
+
+    /**
+     * Every endpoint of these mirrors not ready (their Link has not been served for longer
+     * than the stale window), planned from their cached slices; returns the writes made.
+     */
+    async withdrawReadiness(mirrors: readonly V1Service[]): Promise<number> {
+        const updates = mirrors.flatMap(({ metadata }) =>
+            this.deps.owner.currentSlices({ namespace: metadata!.namespace!, name: metadata!.name!, uid: metadata!.uid! }).flatMap((slice) => withoutReadiness(slice) ?? []),
+        );
+        return this.deps.owner.apply(writesPlan({ updates }));
     }
 
     /** Deletes this very Service (uid precondition); gone already is fine. */
