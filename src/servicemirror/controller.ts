@@ -7,14 +7,15 @@
 //
 // This top level only maps Links to their LinkControllers (link-controller.ts), which own
 // everything of one Link, and routes local events to them. Its queue holds Link names: a
-// sync starts, changes or stops that Link's controller, or removes the mirrors of a Link that
-// is gone. Federated Services span Links: federation-controller.ts converges them, on its own
-// queue, from the LinkControllers' remotes.
+// sync starts, changes or stops that Link's controller, and decides what spans Links: which
+// one serves a cluster two Links name, and when a cluster's mirrors go (its Link is gone or
+// moved to another cluster). Federated Services span Links: federation-controller.ts
+// converges them, on its own queue, from the LinkControllers' remotes.
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
-import { Controller } from '../kube/controller.js';
+import { Controller, type ReconcileResult } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
@@ -27,7 +28,6 @@ import { compactService, type CompactService } from './cache/compact.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
-import type { LinkEvent } from './link/gateway-events.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
 import { McsController, type McsLinkMember } from './mcs/controller.js';
@@ -197,7 +197,8 @@ export class ServiceMirrorController implements Runnable {
             excludedAnnotations: local?.excludedAnnotations ?? [],
             writes: this.mirrors,
             ensureNamespace: (ns, cluster) => this.mirrors.ensureNamespace(ns, cluster),
-            event: (cluster, event) => this.clusterEvent(cluster, event),
+            // An Event on the Link that serves the cluster.
+            event: (cluster, event) => this.servingCluster(cluster)?.event(event),
             queueMetrics: opts.queueMetrics,
             events: opts.events,
             logger: this.log,
@@ -273,13 +274,6 @@ export class ServiceMirrorController implements Runnable {
         return [...this.controllers.values()].find((c) => c.servedCluster === cluster);
     }
 
-    /** An Event on the Link that serves this cluster. */
-    private clusterEvent(cluster: string, event: LinkEvent): void {
-        const name = [...this.controllers.entries()].find(([, c]) => c.servedCluster === cluster)?.[0];
-        const obj = name ? this.links.store.get(this.opts.namespace, name) : undefined;
-        if (obj) this.opts.events.record(obj, event.type, event.reason, event.message);
-    }
-
     startLeading(): void {
         this.slices.newTerm();
         const names = new Set(this.links.store.list().map((link) => link.metadata!.name!));
@@ -305,13 +299,18 @@ export class ServiceMirrorController implements Runnable {
         await Promise.all(controllers.map((c) => c.stop()));
     }
 
-    /** Starts, updates or stops the controller of one Link; removes the mirrors of a Link that is gone. */
-    private async syncLink(name: string): Promise<void> {
+    /** Starts, updates or stops the controller of one Link; removes the mirrors of a cluster no Link names any more. */
+    private async syncLink(name: string): Promise<ReconcileResult> {
         const obj = this.links.store.get(this.opts.namespace, name);
         let controller = this.controllers.get(name);
         if (obj) {
             if (!controller) this.controllers.set(name, (controller = this.newLinkController(name)));
-            return controller.reconcile(obj);
+            const before = controller.linkedCluster;
+            const servedByOthers = new Map<string, string>();
+            for (const [other, c] of this.controllers) if (other !== name && c.servedCluster) servedByOthers.set(c.servedCluster, other);
+            const result = await controller.reconcile(obj, servedByOthers);
+            if (before !== undefined && before !== controller.linkedCluster) await this.unlinkCluster(before);
+            return result;
         }
         const cluster = controller?.servedCluster ?? this.clusterOfMirrorsOf(name);
         if (controller) {
@@ -327,13 +326,9 @@ export class ServiceMirrorController implements Runnable {
         return new LinkController({
             namespace: opts.namespace,
             name,
-            stored: () => this.links.store.get(opts.namespace, name),
-            secretVersion: (secret) => this.secrets.store.get(opts.namespace, secret)?.metadata?.resourceVersion,
-            localMirrors: (cluster) => this.services.store.byLabel(CLUSTER_NAME_LABEL, cluster),
-            mirrorsOfLink: () => this.services.store.list().filter((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === `${opts.namespace}/${name}`),
-            servedByOther: (cluster) => [...this.controllers.entries()].find(([other, c]) => other !== name && c.servedCluster === cluster)?.[0],
-            unlinkCluster: (cluster) => this.unlinkCluster(cluster),
-            retryLater: (delayMs) => this.queue.addAfter(name, delayMs),
+            links: this.links.store,
+            secrets: this.secrets.store,
+            localMirrors: this.services.store,
             rest: opts.rest,
             mirrors: this.mirrors,
             slices: this.slices,
@@ -358,10 +353,7 @@ export class ServiceMirrorController implements Runnable {
             workers: opts.workers ?? 2,
             federation: this.federation,
             mcs: this.mcs,
-            gatewayMemory: {
-                remembered: () => this.gatewayMemory.get(name),
-                remember: (states) => this.gatewayMemory.set(name, states),
-            },
+            gatewayMemory: this.gatewayMemory,
         });
     }
 

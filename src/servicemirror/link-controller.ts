@@ -2,24 +2,26 @@
 // remote cluster's caches (RemoteWatch, replaced when the spec or credentials change), its
 // gateway (LinkGateway: the names' DNS state, kept across those replacements and seeded from
 // the Link status when this process starts leading, and the probe), its status, its Events
-// and metric labels, and its own work queue of mirrors to converge. It exists while its
-// replica leads.
+// and metric labels, and its work (mirrors, status) on the reconciler runtime. It exists while
+// its replica leads. It reads the caches it is handed and calls nothing of its parent's: the
+// parent decides which Link serves a cluster and when a cluster's mirrors go.
 //
 // No mirror is planned until the remote caches have synced and every gateway name has an
 // answer or a seed: planning earlier would delete or empty what is still true.
-import type { V1Service } from '@kubernetes/client-node';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { DnsPolicy, NameState } from '../dns/name-state.js';
 import type { EventSink } from '../kube/events.js';
+import { Controller, type ReconcileResult } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
-import type { KubeObject } from '../kube/store.js';
-import { runWorkers, WorkQueue } from '../kube/workqueue.js';
+import type { KubeObject, ObjectStore } from '../kube/store.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import type { CompactService } from './cache/compact.js';
+import { CLUSTER_NAME_LABEL, LINK_ANNOTATION } from './api/keys.js';
 import type { LinkEvent } from './link/gateway-events.js';
 import { formatDuration } from '../time/duration.js';
 import { parseLink, type Link, type LinkStatus } from './api/link.js';
@@ -34,7 +36,7 @@ import { remoteFailureReason, type RemoteHealth } from './plan/status.js';
 import type { MirrorSource, MirrorSync } from './write/mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
-import { LinkGateway, type LinkGatewayDeps } from './link/link-gateway.js';
+import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
@@ -42,7 +44,7 @@ import type { McsController, McsRemote } from './mcs/controller.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
 export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
-/** LinkWork as the queue holds it (a queue key must be a string). */
+/** LinkWork as the runtime holds it (a key must be a string). */
 type LinkWorkKey = string & { readonly linkWork: unique symbol };
 const workKey = (work: LinkWork) => JSON.stringify(work) as LinkWorkKey;
 const STATUS_WORK = workKey({ kind: 'status' });
@@ -54,20 +56,12 @@ export interface LinkControllerDeps {
     /** The Link's namespace and name. */
     namespace: string;
     name: string;
-    /** The Link as cached now. */
-    stored: () => LinkObject | undefined;
-    /** resourceVersion of a credentials Secret as cached, undefined when it does not exist. */
-    secretVersion: (name: string) => string | undefined;
-    /** Local mirror Services of a cluster, to converge those whose remote Service is gone. */
-    localMirrors: (cluster: string) => V1Service[];
-    /** Local mirror Services that name this Link as theirs. */
-    mirrorsOfLink: () => V1Service[];
-    /** The name of another Link that serves this cluster already, if any. */
-    servedByOther: (cluster: string) => string | undefined;
-    /** Removes the mirrors of a cluster this Link no longer targets, unless another Link does. */
-    unlinkCluster: (cluster: string) => Promise<void>;
-    /** Asks for this Link to be reconciled again later (a Link that cannot be served yet). */
-    retryLater: (delayMs: number) => void;
+    /** The Links of the namespace as cached: this one's status and Events. */
+    links: ObjectStore<LinkObject>;
+    /** The credentials Secrets as cached: a new resourceVersion is new credentials. */
+    secrets: ObjectStore<KubeObject>;
+    /** The local mirror Services, indexed by cluster name: those whose remote Service is gone converge too. */
+    localMirrors: ObjectStore<CompactService>;
     rest: KubeRest;
     mirrors: MirrorSync;
     slices: SliceOwner;
@@ -95,8 +89,8 @@ export interface LinkControllerDeps {
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
     /** Told of this Link's remote ServiceExports, Services and gateway, when MCS is served. */
     mcs?: Pick<McsController, 'remoteChanged' | 'clusterChanged'>;
-    /** The gateway names' states this process kept from its last term (see LinkGateway). */
-    gatewayMemory?: Pick<LinkGatewayDeps, 'remembered' | 'remember'>;
+    /** Link name → its gateway names' states this process kept from its last term (see LinkGateway). */
+    gatewayMemory?: Map<string, ReadonlyMap<string, NameState>>;
     /** --max-mirrors-per-link: past it only the oldest exports are mirrored (mirror-limit.ts). */
     maxMirrors?: number;
 }
@@ -106,8 +100,7 @@ export class LinkController {
     private remote: RemoteWatch | undefined;
     private readonly gateway: LinkGateway;
     private readonly status: LinkStatusBook;
-    private readonly queue: WorkQueue<LinkWorkKey>;
-    private readonly workers: Promise<void>;
+    private readonly work: Controller<LinkWorkKey>;
     private readonly log: Logger;
     /** Whether the remote can be read; undefined until its first list. */
     private remoteHealth: RemoteHealth | undefined;
@@ -134,7 +127,7 @@ export class LinkController {
             rest: deps.rest,
             namespace: deps.namespace,
             name: deps.name,
-            stored: deps.stored,
+            stored: () => this.stored(),
             isLeader: deps.isLeader,
             policy: deps.policy,
             event: (event) => this.event(event),
@@ -152,22 +145,30 @@ export class LinkController {
             metrics: deps.metrics,
             logger: this.log,
             event: (event) => this.event(event),
-            recorded: () => deps.stored()?.status?.gatewayResolution ?? [],
-            ...deps.gatewayMemory,
+            recorded: () => this.stored()?.status?.gatewayResolution ?? [],
+            remembered: () => deps.gatewayMemory?.get(deps.name),
+            remember: (states) => deps.gatewayMemory?.set(deps.name, states),
             changed: (mirrorsChanged) => this.onGatewayChanged(mirrorsChanged),
             resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });
-        this.queue = new WorkQueue<LinkWorkKey>({
-            name: `service-mirror/${deps.name}`,
-            metrics: deps.queueMetrics,
+        // A name per Link: one Link's thousand mirrors do not wait behind another's, and the series
+        // are as many as Links, like the Link metrics'. "link/": a Link named "mcs" is not MCS's queue.
+        this.work = new Controller<LinkWorkKey>({
+            name: `service-mirror/link/${deps.name}`,
+            reconciler: { reconcile: (key) => this.sync(JSON.parse(key) as LinkWork), eventTarget: () => this.stored() },
+            workers: deps.workers,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
+            metrics: deps.queueMetrics,
+            events: deps.events,
+            log: this.log,
+            resyncMs: deps.resyncMs,
         });
-        this.workers = runWorkers(this.queue, deps.workers, (key) => this.sync(JSON.parse(key) as LinkWork), (failure) => {
-            // A stale cache is expected right after our own writes, and a refused write while the
-            // lease is being renewed late; both retry quietly. A mirror given up on comes back at the resync.
-            const level = failure.dropped ? 'error' : failure.error instanceof StaleCacheError ? 'debug' : failure.error instanceof NotLeaderError ? 'info' : 'warn';
-            this.log[level]({ work: failure.key, err: failure.error, failures: failure.failures, dropped: failure.dropped }, 'sync failed');
-        });
+        this.work.start([]); // its life is a term
+    }
+
+    /** The cluster of the Link as last parsed, served or not. */
+    get linkedCluster(): string | undefined {
+        return this.link?.spec.targetClusterName;
     }
 
     /** The cluster whose mirrors this controller serves now (its remote watch runs). */
@@ -184,7 +185,6 @@ export class LinkController {
         return this.link && this.remote && this.ready ? { link: this.link, services: this.remote.services.store } : undefined;
     }
 
-    /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
     /** The remote as the MCS controller reads it, once its caches, gateway and exports can be trusted. */
     get mcsRemote(): McsRemote | undefined {
         const [link, remote] = [this.link, this.remote];
@@ -199,6 +199,7 @@ export class LinkController {
         };
     }
 
+    /** Whether the mirrors can be planned: remote caches synced, every gateway name settled. */
     get ready(): boolean {
         return (this.remote?.synced ?? false) && this.gateway.settled;
     }
@@ -207,8 +208,11 @@ export class LinkController {
         return this.gateway.nameStates;
     }
 
-    /** Brings the watches in line with the Link as cached now. */
-    async reconcile(obj: KubeObject): Promise<void> {
+    /**
+     * Brings the watches in line with the Link as cached now; a cluster in `servedByOthers` (the
+     * clusters other Links serve, to their names) is waited for. Asks to run again while it may pass.
+     */
+    async reconcile(obj: KubeObject, servedByOthers: ReadonlyMap<string, string>): Promise<ReconcileResult> {
         const parsed = parseLink(obj);
         if ('error' in parsed) {
             // Mirrors are kept: a typo in a Link must not take every mirrored Service away.
@@ -219,25 +223,23 @@ export class LinkController {
         }
         const link = parsed.link;
         // A new uid (deleted and created again), a new spec or new credentials: a new remote watch.
-        const secret = this.deps.secretVersion(link.spec.clusterCredentialsSecret) ?? 'none';
+        const secret = this.deps.secrets.get(this.deps.namespace, link.spec.clusterCredentialsSecret)?.metadata?.resourceVersion ?? 'none';
         const specKey = `${obj.metadata?.uid} ${secret} ${JSON.stringify((obj as { spec?: unknown }).spec)}`;
         if (this.remote?.specKey === specKey) return;
         for (const warning of parsed.warnings) this.event({ type: 'Warning', reason: 'InvalidSelector', message: warning });
         const cluster = link.spec.targetClusterName;
-        const other = this.deps.servedByOther(cluster);
+        const retry = { requeueAfterMs: this.deps.retryMs };
+        const other = servedByOthers.get(cluster);
         if (other) {
             this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${other} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
             await this.stopRemote();
             this.unserved();
-            this.deps.retryLater(this.deps.retryMs);
-            return;
+            return retry;
         }
-        const previous = this.link;
         const restarted = this.remote !== undefined;
         await this.stopRemote();
         this.link = link;
         const gatewayErrors = await this.gateway.update(link);
-        if (previous && previous.spec.targetClusterName !== cluster) await this.deps.unlinkCluster(previous.spec.targetClusterName);
         try {
             this.remote = await RemoteWatch.start(link, specKey, this.deps.rest, this.remoteHooks(), {
                 log: logFn(this.log),
@@ -255,18 +257,17 @@ export class LinkController {
                 // Nothing changes until the Secret, the Link or the flags do: those reconcile again.
                 this.credentials = err.problem;
                 this.event({ type: 'Warning', reason: err.reason, message: `Link not served: ${err.message}` });
-                this.queue.add(STATUS_WORK);
+                this.work.add(STATUS_WORK);
                 return;
             }
             if (err instanceof LinkSetupError) {
                 this.credentials = err.problem;
-                this.queue.add(STATUS_WORK);
+                this.work.add(STATUS_WORK);
             }
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
             const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
             this.event({ type: 'Warning', reason, message });
-            this.deps.retryLater(this.deps.retryMs);
-            return;
+            return retry;
         }
         this.credentials = null;
         this.served();
@@ -282,7 +283,7 @@ export class LinkController {
     private unserved(): void {
         if (this.unservedSince !== undefined) return;
         this.unservedSince = Date.now();
-        this.unservedTimer = setTimeout(() => this.queue.add(UNSERVED_WORK), this.deps.policy.staleWindowMs + 1);
+        this.unservedTimer = setTimeout(() => this.work.add(UNSERVED_WORK), this.deps.policy.staleWindowMs + 1);
     }
 
     private served(): void {
@@ -293,8 +294,14 @@ export class LinkController {
     /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
     private async withdrawReadiness(): Promise<void> {
         if (this.unservedSince === undefined || Date.now() <= this.unservedSince + this.deps.policy.staleWindowMs) return;
-        if ((await this.deps.mirrors.withdrawReadiness(this.deps.mirrorsOfLink())) === 0) return;
+        if ((await this.deps.mirrors.withdrawReadiness(this.mirrorsOfLink())) === 0) return;
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
+    }
+
+    /** Local mirror Services that name this Link as theirs. */
+    private mirrorsOfLink(): CompactService[] {
+        const link = `${this.deps.namespace}/${this.deps.name}`;
+        return this.deps.localMirrors.list().filter((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === link);
     }
 
     private remoteHooks() {
@@ -340,7 +347,7 @@ export class LinkController {
         } else {
             this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; mirrors stay as they are, retrying` });
         }
-        this.queue.add(STATUS_WORK);
+        this.work.add(STATUS_WORK);
     }
 
     /**
@@ -401,20 +408,20 @@ export class LinkController {
         }
         if (!all) return;
         const cluster = link.spec.targetClusterName;
-        for (const local of this.deps.localMirrors(cluster)) {
+        for (const local of this.deps.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
             const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
             if (name) add(local.metadata!.namespace!, name);
         }
         this.converging = queued.size > 0 ? queued : undefined;
         this.deps.federation?.linkReady({ link, services: remote.services.store });
-        this.queue.add(STATUS_WORK);
+        this.work.add(STATUS_WORK);
     }
 
     /** Queues the mirror of the remote Service that the local mirror `name` (with these labels) stands for. */
     enqueueLocalMirror(namespace: string, name: string, labels: Record<string, string> | undefined, delayMs = 0): void {
         const cluster = this.servedCluster;
         const remote = cluster ? mirroredRemoteName(name, labels, cluster) : null;
-        if (remote) this.queue.addAfter(workKey({ kind: 'mirror', namespace, name: remote }), delayMs);
+        if (remote) this.work.addAfter(workKey({ kind: 'mirror', namespace, name: remote }), delayMs);
     }
 
     /** Queues the mirrors of one namespace (it was just created). */
@@ -425,12 +432,12 @@ export class LinkController {
 
     private add(work: LinkWork): LinkWorkKey {
         const key = workKey(work);
-        this.queue.add(key);
+        this.work.add(key);
         return key;
     }
 
     private queueStatus(): void {
-        this.queue.addAfter(STATUS_WORK, this.deps.statusDelayMs);
+        this.work.addAfter(STATUS_WORK, this.deps.statusDelayMs);
     }
 
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
@@ -469,7 +476,7 @@ export class LinkController {
     private converged(namespace: string, name: string): void {
         if (!this.converging?.delete(workKey({ kind: 'mirror', namespace, name })) || this.converging.size > 0) return;
         this.converging = undefined;
-        this.queue.add(STATUS_WORK);
+        this.work.add(STATUS_WORK);
     }
 
     private source(): MirrorSource | undefined {
@@ -489,8 +496,13 @@ export class LinkController {
         return { link: this.deps.name, target_cluster_name: this.link?.spec.targetClusterName ?? '' };
     }
 
-    private event(event: LinkEvent): void {
-        const obj = this.deps.stored();
+    private stored(): LinkObject | undefined {
+        return this.deps.links.get(this.deps.namespace, this.deps.name);
+    }
+
+    /** An Event on the Link as cached. */
+    event(event: LinkEvent): void {
+        const obj = this.stored();
         if (obj) this.deps.events.record(obj, event.type, event.reason, event.message);
     }
 
@@ -512,8 +524,7 @@ export class LinkController {
     /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
     async stop(): Promise<void> {
         clearTimeout(this.unservedTimer);
-        await this.queue.shutDownWithDrain();
-        await this.workers;
+        await this.work.stop();
         await Promise.all([this.stopRemote(), this.gateway.stop()]);
         this.deps.metrics.forgetLink(this.labels());
         this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');

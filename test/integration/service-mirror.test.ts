@@ -1,6 +1,7 @@
 // The service mirror end to end against two real clusters: export, update, unexport and
 // delete of remote Services, empty selectors, remote Services without endpoints, missing
-// namespaces, Link restarts and deletion, the Link status, and a Services watch gone silently dead.
+// namespaces, Link restarts, deletion, two Links naming one cluster and a Link moved to another,
+// the Link status, and a Services watch gone silently dead.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -157,6 +158,30 @@ describe('service mirror', () => {
         assert.notEqual(running.controller.remoteWatchOf('west'), west, 'the changed Link got a new watch');
         assert.equal(running.controller.remoteWatchOf('east'), east, 'the other Link kept its watch');
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
+    });
+
+    it('serves a cluster two Links name by one, the other waiting with a Warning until it is free; a moved Link takes the mirrors of the cluster it left', async () => {
+        await createLink(env, linkNs, { name: 'first', cluster: 'shared', gatewayAddress: '192.0.2.60' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('first mirrors shared', async () => (await endpointsOf(env, ns, 'web-shared')).join() === 'IPv4 192.0.2.60 ready');
+        await createLink(env, linkNs, { name: 'second', cluster: 'shared', gatewayAddress: '192.0.2.61' });
+        await eventually('the DuplicateTargetCluster Event', () => hasEvent(env, linkNs, 'second', 'DuplicateTargetCluster', 'Link first already mirrors cluster "shared"'));
+        assert.equal(running.controller.controllerOf('second')?.servedCluster, undefined);
+        assert.equal(running.controller.controllerOf('first')?.servedCluster, 'shared');
+
+        // Nothing about the second Link changes: only its own retry finds the cluster free.
+        await env.local.admin.mergePatch(objectPath(Links, linkNs, 'first'), { spec: { targetClusterName: 'moved' } });
+        await eventually('first mirrors the cluster it moved to', async () => (await endpointsOf(env, ns, 'web-moved')).join() === 'IPv4 192.0.2.60 ready');
+        await eventually('the second Link serves shared', async () => running.controller.controllerOf('second')?.servedCluster === 'shared');
+        assert.ok(await mirrorService(env, ns, 'web-shared'), 'a cluster a Link still names keeps its mirrors');
+
+        await env.local.admin.mergePatch(objectPath(Links, linkNs, 'second'), { spec: { targetClusterName: 'elsewhere' } });
+        await eventually('the mirrors of the cluster no Link names go', async () => !(await mirrorService(env, ns, 'web-shared')) && (await mirrorSlices(env, ns, 'web-shared')).length === 0);
+        await eventually('second mirrors elsewhere', async () => (await endpointsOf(env, ns, 'web-elsewhere')).join() === 'IPv4 192.0.2.61 ready');
+        assert.deepEqual(await endpointsOf(env, ns, 'web-moved'), ['IPv4 192.0.2.60 ready']);
+        await eventually('east mirrors it as ever', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.1 ready');
+        for (const name of ['first', 'second']) await env.local.admin.delete(objectPath(Links, linkNs, name));
     });
 
     it('removes the mirrors and slices of a deleted Link, and only those', async () => {
