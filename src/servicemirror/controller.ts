@@ -331,7 +331,6 @@ export class ServiceMirrorController implements Runnable {
             localMirrors: this.services.store,
             rest: opts.rest,
             mirrors: this.mirrors,
-            slices: this.slices,
             events: opts.events,
             isLeader: opts.isLeader,
             metrics: this.metrics,

@@ -15,7 +15,6 @@ import { Controller, type ReconcileResult } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
-import type { SliceOwner } from '../kube/slice-owner.js';
 import { NotLeaderError } from '../kube/rest.js';
 import { StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
@@ -64,7 +63,6 @@ export interface LinkControllerDeps {
     localMirrors: ObjectStore<CompactService>;
     rest: KubeRest;
     mirrors: MirrorSync;
-    slices: SliceOwner;
     events: EventSink;
     isLeader: () => boolean;
     metrics: ServiceMirrorMetrics;
