@@ -8,9 +8,13 @@ import {
     type FederatedInput,
     type FederatedMember,
     isFederatedService,
+    type FederatedPlanInput,
+    type FederationLink,
     type Membership,
+    planFederated,
 } from './federated.js';
 import { mirrorServiceChanged } from './mirror.js';
+import { testLink } from '../api/testkit.js';
 
 function service(labels: Record<string, string> = {}, annotations: Record<string, string> = {}, port = 8080): V1Service {
     return {
@@ -157,5 +161,47 @@ describe('federated members', () => {
         assert.equal(federatedMemberName('web-federated'), 'web');
         assert.equal(federatedMemberName('-federated'), null);
         assert.equal(federatedMemberName('web-remote'), null);
+    });
+});
+
+describe('planFederated', () => {
+    const selector = { matchLabels: { 'mirror.linkerd.io/federated': 'member' } };
+    const linkTo = (cluster: string, svc?: V1Service): FederationLink => ({
+        cluster,
+        remote: { link: testLink({ targetClusterName: cluster, federatedServiceSelector: selector }), service: () => svc },
+    });
+    const ours = desired({ east: member(service()) })!;
+    const input = (overrides: Partial<FederatedPlanInput>): FederatedPlanInput => ({ namespace: 'ns1', name: 'service-one', links: [], stored: () => undefined, ...overrides });
+    const local = (svc?: V1Service) => ({ get: () => svc, excludedLabels: [], excludedAnnotations: [] });
+
+    /** Each row: the input, then what the plan says (action, and the fields that row is about). */
+    const table: Array<[string, Partial<FederatedPlanInput>, Record<string, unknown>]> = [
+        ['a remote member and nothing stored: created, its cluster labels a namespace made for it', { links: [linkTo('east', service())] }, { action: 'ensure', creator: 'east', refused: [] }],
+        ['a local member: the local cluster (``) labels the namespace', { links: [linkTo('east', service())], local: local(service()) }, { action: 'ensure', creator: '' }],
+        ['already stored: updated, no namespace to make sure of', { links: [linkTo('east', service())], stored: () => ours }, { action: 'ensure', creator: undefined }],
+        ['no member and nothing stored: nothing to delete', { links: [linkTo('east')] }, { action: 'delete', found: undefined }],
+        ['the last member left: the stored one is deleted', { links: [linkTo('east')], stored: () => ours }, { action: 'delete', found: ours }],
+        ['a Link that cannot say keeps its entry', { links: [{ cluster: 'east' }], stored: () => ours }, { action: 'ensure' }],
+        ['a remote Service not selected is no member', { links: [linkTo('east', service({ 'mirror.linkerd.io/federated': 'no' }))] }, { action: 'delete', refused: [] }],
+        ['a headless member is refused, by cluster', { links: [linkTo('east', { ...service(), spec: { clusterIP: 'None', ports: [{ port: 80 }] } })] }, { action: 'delete', refused: [{ cluster: 'east', message: 'Headless service cannot join federated service' }] }],
+        ['a Service under the name that is not federated is left alone', { links: [linkTo('east', service())], stored: () => ({ metadata: { name: 'service-one-federated', namespace: 'ns1' } }) }, { action: 'refuse' }],
+        ['no Service may have the name: refused, no member judged', { name: 'x'.repeat(60), links: [linkTo('east', service())] }, { action: 'refuse', refused: [] }],
+    ];
+    for (const [name, overrides, want] of table) {
+        it(name, () => {
+            const plan = planFederated(input(overrides)) as unknown as Record<string, unknown>;
+            for (const [field, value] of Object.entries(want)) assert.deepEqual(plan[field], value, field);
+        });
+    }
+
+    it('asks the Service written for the federated name, and lets it replace only a federated Service of these Links', () => {
+        const asked: string[] = [];
+        const plan = planFederated(input({ links: [linkTo('east', service())], federation: 'mc', stored: (name) => (asked.push(name), undefined) }));
+        assert.deepEqual(asked, ['service-one-federated']);
+        assert.equal(plan.action, 'ensure');
+        if (plan.action !== 'ensure') return;
+        assert.equal(plan.desired.metadata?.name, 'service-one-federated');
+        assert.equal(plan.owner(ours), null);
+        assert.match(plan.owner({ ...ours, metadata: { ...ours.metadata, annotations: { 'mesh-endpoints.io/federation': 'team-b' } } }) ?? '', /Links in namespace team-b/);
     });
 });

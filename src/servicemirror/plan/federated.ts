@@ -8,7 +8,9 @@
 // member that left while no controller ran is removed too, and a restart rewrites nothing.
 import type { V1Service } from '@kubernetes/client-node';
 import { FEDERATION_ANNOTATION, LOCAL_DISCOVERY_ANNOTATION, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_ANNOTATION } from '../api/keys.js';
-import { copiedAnnotations, copiedLabels, mirrorServiceName, mirrorSpec } from './mirror.js';
+import type { Link } from '../api/link.js';
+import { matchesSelector } from '../api/selector.js';
+import { copiedAnnotations, copiedLabels, mirrorServiceName, mirrorSpec, type OwnerCheck } from './mirror.js';
 import { metadataProblem, portsProblem } from './mirror-validate.js';
 
 export const FEDERATED_SUFFIX = 'federated';
@@ -128,6 +130,96 @@ export function desiredFederatedService(input: FederatedInput): V1Service | null
     if (input.federation !== undefined) annotations[FEDERATION_ANNOTATION] = input.federation;
     if (local !== undefined) annotations[LOCAL_DISCOVERY_ANNOTATION] = local;
     return { apiVersion: 'v1', kind: 'Service', metadata: { name: named.name, namespace: input.namespace, labels, annotations }, spec };
+}
+
+/** One Link of the controller's namespace, as the federation sees it. */
+export interface FederationLink {
+    cluster: string;
+    /** The parsed Link and its synced remote Services; absent while they cannot be read. */
+    remote?: { link: Link; service: (namespace: string, name: string) => V1Service | undefined };
+}
+
+export interface LocalMembers {
+    /** The Services of the local cluster that the local federated selector selects. */
+    get(namespace: string, name: string): V1Service | undefined;
+    excludedLabels: readonly string[];
+    excludedAnnotations: readonly string[];
+}
+
+export interface FederatedPlanInput {
+    namespace: string;
+    /** The members' name. */
+    name: string;
+    links: readonly FederationLink[];
+    /** Absent when local membership is off: a local-discovery already there is then left as it is. */
+    local?: LocalMembers;
+    /** The local Service stored under a name, as the cache holds it. */
+    stored: (name: string) => V1Service | undefined;
+    /** The Links' namespace: federated Services naming another one are another service mirror's. */
+    federation?: string;
+}
+
+/** One sync of one federated Service, decided before any write (write/sync-federated.ts applies it). */
+export type FederatedPlan = {
+    /** Members refused (by cluster, "" for the local one), and why. */
+    refused: { cluster: string; message: string }[];
+} & (
+    /** Nothing is written: no Service may have the name, or the one under it is not this federation's. */
+    | { action: 'refuse'; problem: string }
+    /** No cluster has a member: `found`, when there is one, is deleted. */
+    | { action: 'delete'; found?: V1Service }
+    /**
+     * `desired` is created or updated. `creator` is set when nothing is there yet: the
+     * namespace must exist first (with --enable-namespace-creation it is created, labelled
+     * with that cluster, "" for the local one).
+     */
+    | { action: 'ensure'; desired: V1Service; owner: OwnerCheck; creator?: string }
+);
+
+/**
+ * What each Link's remote cache (and the local cluster) says of the members, and so of the
+ * federated Service. A Link whose remote has not been read yet cannot say, so its entry is
+ * kept: an outage or a restart never removes a member.
+ */
+export function planFederated(input: FederatedPlanInput): FederatedPlan {
+    const { namespace, name } = input;
+    const named = federatedServiceName(name);
+    if ('error' in named) return { action: 'refuse', problem: named.error, refused: [] };
+    const refused: FederatedPlan['refused'] = [];
+    const judge = (cluster: string, svc: V1Service | undefined, extra: Omit<FederatedMember, 'service'>): Membership => {
+        if (!svc) return { state: 'absent' };
+        const problem = federatedMemberProblem(svc);
+        if (problem !== null) {
+            refused.push({ cluster, message: problem });
+            return { state: 'absent' };
+        }
+        return { state: 'member', member: { service: svc, ...extra } };
+    };
+    const remotes = new Map<string, Membership>();
+    for (const { cluster, remote } of input.links) {
+        if (!remote) {
+            remotes.set(cluster, { state: 'unknown' });
+            continue;
+        }
+        const svc = remote.service(namespace, name);
+        const selected = svc && matchesSelector(remote.link.spec.federatedServiceSelector, svc.metadata?.labels) ? svc : undefined;
+        const extra = { excludedLabels: remote.link.spec.excludedLabels, excludedAnnotations: remote.link.spec.excludedAnnotations, linkCreated: remote.link.metadata.creationTimestamp };
+        remotes.set(cluster, judge(cluster, selected, extra));
+    }
+    const localMembers = input.local;
+    const local: Membership = localMembers
+        ? judge('', localMembers.get(namespace, name), { excludedLabels: localMembers.excludedLabels, excludedAnnotations: localMembers.excludedAnnotations })
+        : { state: 'unknown' };
+
+    const owner: OwnerCheck = (svc) => federatedOwnerProblem(svc, input.federation);
+    const found = input.stored(named.name);
+    const foreign = found && owner(found);
+    if (foreign) return { action: 'refuse', problem: foreign, refused };
+    const desired = desiredFederatedService({ namespace, name, local, remotes, existing: found, federation: input.federation });
+    if (desired === null) return { action: 'delete', found, refused };
+    if (found) return { action: 'ensure', desired, owner, refused };
+    const creator = local.state === 'member' ? '' : ([...remotes.entries()].find(([, m]) => m.state === 'member')?.[0] ?? '');
+    return { action: 'ensure', desired, owner, creator, refused };
 }
 
 function membership(input: FederatedInput, cluster: string): Membership {

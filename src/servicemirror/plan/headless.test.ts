@@ -6,12 +6,13 @@ import { desiredMirrorGroups } from './endpoints.js';
 import {
     buildEndpointMirror,
     buildHeadlessMirrorService,
-    desiredEndpointMirrors,
     headlessMirrorGroups,
     isEndpointMirrorOf,
     mirroredRemoteName,
     mirrorsAsHeadless,
+    planHeadless,
     remoteHosts,
+    type HeadlessPlanInput,
 } from './headless.js';
 import { mirrorServiceNeedsRecreate } from './mirror.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
@@ -149,7 +150,7 @@ describe('endpoint mirrors', () => {
 
     it('leave out a hostname that cannot name a Service, saying why', () => {
         const slices = [remoteSlice('a', [endpoint('pod-0', '10.0.0.1'), endpoint('0-starts-with-digit', '10.0.0.2'), endpoint(`p${'x'.repeat(60)}`, '10.0.0.3')])];
-        const plan = desiredEndpointMirrors(remoteHeadless(), link, slices);
+        const plan = planHeadless({ link, remote: remoteHeadless(), remoteSlices: slices, name: 'service-one-remote', endpointMirrors: [] });
         assert.deepEqual(plan.mirrors.map((m) => m.service.metadata?.name), ['pod-0-remote']);
         assert.equal(plan.problems.length, 2);
         assert.match(plan.problems[0]!, /0-starts-with-digit.*DNS-1035/);
@@ -248,6 +249,58 @@ describe('headless mirror slices', () => {
         assert.equal(created.endpoints[0]?.hostname, 'pod-0');
         const again = planSlices({ ...input, existing: [created] });
         assert.equal(again.creates.length + again.updates.length + again.deletes.length, 0);
+    });
+});
+
+describe('planHeadless', () => {
+    /** An endpoint mirror cached under `hostname`, changed by `edit` (its labels, its Link). */
+    const cached = (hostname: string, edit: (svc: V1Service) => void = () => {}) => {
+        const svc = stored(buildEndpointMirror(remoteHeadless(), link, hostname), '10.96.1.1');
+        edit(svc);
+        return svc;
+    };
+    const input = (overrides: Partial<HeadlessPlanInput> = {}): HeadlessPlanInput => ({
+        link,
+        remote: remoteHeadless(),
+        remoteSlices: [remoteSlice('a', [endpoint('pod-0', '10.0.0.1'), endpoint('pod-1', '10.0.0.2', false)])],
+        name: 'service-one-remote',
+        endpointMirrors: [],
+        ...overrides,
+    });
+    const names = (services: readonly { metadata?: { name?: string } }[]) => services.map((svc) => svc.metadata?.name);
+
+    /** Each row: the input, the endpoint mirrors written (in order), those deleted, and how many hostnames are told as left out and remote slices warned of. */
+    const table: Array<[string, Partial<HeadlessPlanInput>, { mirrors: string[]; deletes: string[]; problems: number; warnings: number }]> = [
+        ['one endpoint mirror per hostname, ready or not, in hostname order', {}, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: [], problems: 0, warnings: 0 }],
+        ['the endpoint mirror of a hostname still there is kept', { endpointMirrors: [cached('pod-0')] }, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: [], problems: 0, warnings: 0 }],
+        ['the endpoint mirror of a hostname gone is deleted', { endpointMirrors: [cached('pod-9')] }, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: ['pod-9-remote'], problems: 0, warnings: 0 }],
+        ['as is one Linkerd wrote (no Link annotation)', { endpointMirrors: [cached('pod-9', (svc) => delete svc.metadata!.annotations!['mesh-endpoints.io/link'])] }, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: ['pod-9-remote'], problems: 0, warnings: 0 }],
+        ['but not one of another Link', { endpointMirrors: [cached('pod-9', (svc) => (svc.metadata!.annotations!['mesh-endpoints.io/link'] = 'team-b/remote'))] }, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: [], problems: 0, warnings: 0 }],
+        ['nor one of another headless mirror or cluster', { endpointMirrors: [cached('pod-8', (svc) => (svc.metadata!.labels!['mirror.linkerd.io/headless-mirror-svc-name'] = 'other-remote')), cached('pod-9', (svc) => (svc.metadata!.labels!['mirror.linkerd.io/cluster-name'] = 'west'))] }, { mirrors: ['pod-0-remote', 'pod-1-remote'], deletes: [], problems: 0, warnings: 0 }],
+        ['no endpoints left: every endpoint mirror deleted', { remoteSlices: [], endpointMirrors: [cached('pod-0'), cached('pod-1')] }, { mirrors: [], deletes: ['pod-0-remote', 'pod-1-remote'], problems: 0, warnings: 0 }],
+        ['a hostname that cannot name a Service: left out, told, and its old endpoint mirror deleted', { remoteSlices: [remoteSlice('a', [endpoint('pod-0', '10.0.0.1'), endpoint('0-pod', '10.0.0.2')])], endpointMirrors: [cached('pod-1')] }, { mirrors: ['pod-0-remote'], deletes: ['pod-1-remote'], problems: 1, warnings: 0 }],
+        ['a remote slice whose ports no slice may hold: its hostnames left out, the slice warned of', { remoteSlices: [remoteSlice('good', [endpoint('pod-0', '10.0.0.1')]), remoteSlice('bad', [endpoint('pod-1', '10.0.0.2')], 'IPv4', [0])] }, { mirrors: ['pod-0-remote'], deletes: [], problems: 0, warnings: 1 }],
+    ];
+    for (const [name, overrides, want] of table) {
+        it(name, () => {
+            const plan = planHeadless(input(overrides));
+            assert.deepEqual(
+                { mirrors: names(plan.mirrors.map((m) => m.service)), deletes: names(plan.deletes), problems: plan.problems.length, warnings: plan.warnings.length },
+                want,
+            );
+        });
+    }
+
+    it('names the remote slice whose ports were refused, and why', () => {
+        const plan = planHeadless(input({ remoteSlices: [remoteSlice('bad', [endpoint('pod-1', '10.0.0.2')], 'IPv4', [0])] }));
+        assert.deepEqual(plan.warnings, [{ reason: 'RemoteEndpointsRefused', message: 'remote EndpointSlice ns2/bad: left out, its ports could not be those of a slice (ports[0].port 0 is not 1 to 65535)' }]);
+    });
+
+    it('lets an endpoint mirror replace only an endpoint mirror of this headless mirror and Link', () => {
+        const { owner } = planHeadless(input());
+        assert.equal(owner(cached('pod-0')), null);
+        assert.match(owner(cached('pod-0', (svc) => (svc.metadata!.labels!['mirror.linkerd.io/headless-mirror-svc-name'] = 'other-remote'))) ?? '', /is not an endpoint mirror of service-one-remote/);
+        assert.match(owner({ metadata: { name: 'pod-0-remote', namespace: 'ns2' } }) ?? '', /not a mirror of Link/);
     });
 });
 

@@ -21,7 +21,8 @@ import {
     REMOTE_SVC_FQ_NAME_ANNOTATION,
 } from '../api/keys.js';
 import type { Link } from '../api/link.js';
-import { buildMirrorService, hasUsableAddress, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName } from './mirror.js';
+import { buildMirrorService, hasUsableAddress, linkKey, mirrorOwnerProblem, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName, type OwnerCheck } from './mirror.js';
+import type { MirrorWarning } from './status.js';
 
 /** A remote hostname and whether any endpoint carrying it is ready. */
 export interface RemoteHost {
@@ -114,36 +115,82 @@ export function buildEndpointMirror(remote: V1Service, link: Link, hostname: str
     };
 }
 
-export interface EndpointMirrorPlan {
-    /** One per remote hostname that makes a valid Service name, in hostname order. */
-    mirrors: { hostname: string; ready: boolean; service: V1Service }[];
-    /** Hostnames left out, and why (for the Link status). */
-    problems: string[];
-}
-
-/** Every endpoint mirror the headless mirror of `remote` should have now. */
-export function desiredEndpointMirrors(remote: V1Service, link: Link, remoteSlices: readonly V1EndpointSlice[]): EndpointMirrorPlan {
-    const plan: EndpointMirrorPlan = { mirrors: [], problems: [] };
-    for (const host of remoteHosts(remoteSlices)) {
-        // The hostname is written into the headless mirror's slices: the apiserver wants a DNS-1123 label.
-        if (!isDNS1123Label(host.hostname)) {
-            plan.problems.push(`hostname ${JSON.stringify(host.hostname.slice(0, 100))} has no endpoint mirror: it is not a DNS-1123 label`);
-            continue;
-        }
-        const named = endpointMirrorName(host.hostname, link.spec.targetClusterName);
-        if ('error' in named) {
-            plan.problems.push(`hostname ${JSON.stringify(host.hostname)} has no endpoint mirror: ${named.error}`);
-            continue;
-        }
-        plan.mirrors.push({ hostname: host.hostname, ready: host.ready, service: buildEndpointMirror(remote, link, host.hostname) });
-    }
-    return plan;
-}
-
 /** A local Service that is an endpoint mirror of the headless mirror `headlessName` of this cluster. */
 export function isEndpointMirrorOf(local: V1Service, headlessName: string, clusterName: string): boolean {
     const labels = local.metadata?.labels ?? {};
     return labels[HEADLESS_MIRROR_SVC_NAME_LABEL] === headlessName && labels[CLUSTER_NAME_LABEL] === clusterName;
+}
+
+/**
+ * The endpoint mirrors of headless mirror `headlessName` to delete, from the cached Services
+ * labelled as its endpoint mirrors: all but those in `keep`, and never one that names a Link
+ * other than `link` (the headless mirror's, when known): that is another Link's.
+ */
+export function endpointMirrorsToDelete(cached: readonly V1Service[], headlessName: string, cluster: string, link: string | undefined, keep: ReadonlySet<string> = new Set()): V1Service[] {
+    return cached.filter((svc) => {
+        if (keep.has(svc.metadata!.name!) || !isEndpointMirrorOf(svc, headlessName, cluster)) return false;
+        const owner = svc.metadata?.annotations?.[LINK_ANNOTATION];
+        return link === undefined || owner === undefined || owner === link;
+    });
+}
+
+export interface HeadlessPlanInput {
+    link: Link;
+    remote: V1Service;
+    remoteSlices: readonly V1EndpointSlice[];
+    /** The headless mirror's name (its namespace is the remote's). */
+    name: string;
+    /** The cached local Services labelled as its endpoint mirrors. */
+    endpointMirrors: readonly V1Service[];
+}
+
+/**
+ * One sync of a headless mirror past its Service, decided before any write. The writer
+ * creates or updates `mirrors` in order, each followed by its slices at the gateway
+ * (desiredMirrorGroups: they need the stored Service's IP families), then deletes `deletes`,
+ * then writes the headless mirror's slices (headlessMirrorGroups: they need the endpoint
+ * mirrors' ClusterIPs).
+ */
+export interface HeadlessPlan {
+    /** One endpoint mirror per remote hostname that makes a valid Service name, in hostname order. */
+    mirrors: { hostname: string; ready: boolean; service: V1Service }[];
+    /** Which local Services under an endpoint mirror's name may be changed. */
+    owner: OwnerCheck;
+    /** This Link's endpoint mirrors of hostnames gone. */
+    deletes: V1Service[];
+    /** Hostnames left out, and why (for the Link status). */
+    problems: string[];
+    /** Remote slices whose ports no slice of ours could hold give no hostname: each said, naming it. */
+    warnings: MirrorWarning[];
+}
+
+export function planHeadless(input: HeadlessPlanInput): HeadlessPlan {
+    const { link, remote, name } = input;
+    const mirrors: HeadlessPlan['mirrors'] = [];
+    const problems: string[] = [];
+    for (const host of remoteHosts(input.remoteSlices)) {
+        // The hostname is written into the headless mirror's slices: the apiserver wants a DNS-1123 label.
+        if (!isDNS1123Label(host.hostname)) {
+            problems.push(`hostname ${JSON.stringify(host.hostname.slice(0, 100))} has no endpoint mirror: it is not a DNS-1123 label`);
+            continue;
+        }
+        const named = endpointMirrorName(host.hostname, link.spec.targetClusterName);
+        if ('error' in named) {
+            problems.push(`hostname ${JSON.stringify(host.hostname)} has no endpoint mirror: ${named.error}`);
+            continue;
+        }
+        mirrors.push({ hostname: host.hostname, ready: host.ready, service: buildEndpointMirror(remote, link, host.hostname) });
+    }
+    const keep = new Set(mirrors.map((m) => m.service.metadata!.name!));
+    return {
+        mirrors,
+        problems,
+        owner: (svc) => mirrorOwnerProblem(svc, link, name),
+        deletes: endpointMirrorsToDelete(input.endpointMirrors, name, link.spec.targetClusterName, linkKey(link), keep),
+        warnings: input.remoteSlices
+            .filter((slice) => !hasValidPorts(slice))
+            .map((slice) => ({ reason: 'RemoteEndpointsRefused', message: `remote EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name}: left out, its ports could not be those of a slice (${slicePortsProblems(slice.ports ?? [])[0]})` })),
+    };
 }
 
 export interface HeadlessGroupsInput {

@@ -13,7 +13,7 @@ import { awkwardText, dnsLabel, invalidIP, labelSet, servicePorts, validIP } fro
 import { addressErrors, validateEndpointSlice } from '../../../test/oracle/endpointslice-validation.js';
 import { mirrorPlan, ownerOf } from '../../../test/oracle/pipelines.js';
 import { planSlices } from '../../endpointslice/reconciler.js';
-import { headlessMirrorGroups, desiredEndpointMirrors, mirrorsAsHeadless, buildHeadlessMirrorService } from './headless.js';
+import { headlessMirrorGroups, planHeadless, mirrorsAsHeadless, buildHeadlessMirrorService } from './headless.js';
 import { buildMirrorService, exportMode, hasReadyEndpoints, mirrorOwnerProblem, mirrorProblem, planMirrorService, remoteEndpointWarnings } from './mirror.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, REMOTE_DISCOVERY_LABEL, REMOTE_SERVICE_LABEL } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
@@ -205,7 +205,7 @@ describe('the mirror planner under hostile remote objects', () => {
                     return;
                 }
                 seen.headless++;
-                const endpointPlan = desiredEndpointMirrors(remote, link, slices);
+                const endpointPlan = planHeadless({ link, remote, remoteSlices: slices, name: desired.metadata!.name!, endpointMirrors: [] });
                 const endpointMirrors = new Map<string, V1Service>();
                 for (const [i, want] of endpointPlan.mirrors.entries()) {
                     assertOwnService(want.service, `${want.hostname}-${g.cluster}`, g.cluster, linkKey, 'an endpoint mirror');

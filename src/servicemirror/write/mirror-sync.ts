@@ -1,8 +1,9 @@
 // Converges one mirror: the local Service `<name>-<cluster>` and its EndpointSlices, for one
-// remote Service of one Link. Reads caches, decides with the pure plan (plan/mirror-plan.ts;
-// the slices, which need the written Service, with plan/endpoints.ts and endpointslice/), then
-// writes through tolerant calls. Returns what happened for the Link status; recording Events
-// and status is the controller's job.
+// remote Service of one Link (and, for a headless mirror, its endpoint mirrors). Reads caches,
+// decides with the pure plans (plan/mirror-plan.ts, plan/headless.ts; the slices, which need
+// the written Service, with plan/endpoints.ts and endpointslice/), then writes through
+// tolerant calls, every slice write through SliceOwner. Returns what happened for the Link
+// status; recording Events and status is the controller's job.
 import type { V1Service } from '@kubernetes/client-node';
 import type { AddressType } from '../../endpointslice/types.js';
 import { planSlices, writesPlan } from '../../endpointslice/reconciler.js';
@@ -22,9 +23,8 @@ import { buildMirrorNamespace, linkKey, hasReadyEndpoints, planMirrorService, ty
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL, MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
 import { planMirror } from '../plan/mirror-plan.js';
 import type { ServiceMirrorMetrics } from '../link/metrics.js';
-import type { MirrorOutcome } from '../plan/status.js';
-import type { EnsuredService } from './sync-headless.js';
-import { deleteEndpointMirrors, syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
+import type { MirrorOutcome, MirrorWarning } from '../plan/status.js';
+import { endpointMirrorsToDelete, headlessMirrorGroups, planHeadless, type HeadlessPlan } from '../plan/headless.js';
 
 /** What a mirror is built from: the Link, its remote caches and its gateway now. */
 export interface MirrorSource {
@@ -61,7 +61,10 @@ export interface MirrorSyncDeps {
 }
 
 
-export class MirrorSync implements MirrorWrites {
+/** The stored Service, or why there is none: a Service of that name that is not ours is `NotOwned`. */
+export type EnsuredService = { service: V1Service } | { problem: string; reason: 'MissingNamespace' | 'NotOwned' | 'Error' };
+
+export class MirrorSync {
     private readonly query = { fieldManager: MIRROR_SLICE_MANAGED_BY };
     /** The Services we created or updated last, so their watch events do not queue a sync again. */
     readonly ownWrites = new OwnWrites();
@@ -115,19 +118,14 @@ export class MirrorSync implements MirrorWrites {
         const mirror = ensured.service;
         const where = `${namespace}/${name}`;
         if (plan.headless) {
-            const headlessMirror = await syncHeadlessMirror(this, {
-                link,
-                remote: remote!,
-                remoteSlices,
-                mirror,
-                gatewayAddresses: (families) => source.gatewayAddresses(families, (this.deps.now ?? Date.now)()),
-                gatewayAlive: source.gatewayAlive,
-            });
-            warnings.push(...headlessMirror.warnings);
-            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...headlessMirror.problems].join('; '), name);
+            // Planned once its Service is written: a recreate deletes the endpoint mirrors with the old one.
+            const headless = planHeadless({ link, remote: remote!, remoteSlices, name, endpointMirrors: this.endpointMirrorsOf(namespace, name) });
+            const applied = await this.applyHeadless(source, headless, mirror, remoteSlices);
+            warnings.push(...headless.warnings, ...applied.warnings);
+            return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...applied.hostnames].join('; '), name);
         }
-        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, linkKey(link));
-        await this.syncSlices(source, mirror, remoteName);
+        await this.deleteEndpointMirrors(endpointMirrorsToDelete(this.endpointMirrorsOf(namespace, name), name, cluster, linkKey(link)), cluster);
+        await this.applySlices(mirror, this.gatewayGroups(source, mirror, hasReadyEndpoints(remoteSlices)));
         return outcome(true, 'Mirrored', plan.mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
 
@@ -208,16 +206,42 @@ export class MirrorSync implements MirrorWrites {
         return created;
     }
 
-    private async syncSlices(source: MirrorSource, mirror: V1Service, remoteName: string): Promise<void> {
-        const now = (this.deps.now ?? Date.now)();
-        const groups = desiredMirrorGroups({
+    /** The slices of a stored mirror (or endpoint mirror) at the gateway as it is now. */
+    private gatewayGroups(source: MirrorSource, mirror: V1Service, remoteHasReadyEndpoints: boolean): MirrorGroups {
+        return desiredMirrorGroups({
             mirror,
             link: source.link,
-            gatewayAddresses: source.gatewayAddresses(mirrorAddressTypes(mirror), now),
-            remoteHasReadyEndpoints: hasReadyEndpoints(source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, mirror.metadata!.namespace!)),
+            gatewayAddresses: source.gatewayAddresses(mirrorAddressTypes(mirror), (this.deps.now ?? Date.now)()),
+            remoteHasReadyEndpoints,
             gatewayAlive: source.gatewayAlive,
         });
-        await this.applySlices(mirror, groups);
+    }
+
+    /**
+     * Writes planHeadless's plan past the headless mirror's Service. Returns, for the Link
+     * status, the hostnames left out and why, and the endpoint mirror names taken by Services
+     * not ours.
+     */
+    private async applyHeadless(source: MirrorSource, plan: HeadlessPlan, mirror: V1Service, remoteSlices: readonly RemoteSlice[]): Promise<{ hostnames: string[]; warnings: MirrorWarning[] }> {
+        const result = { hostnames: [...plan.problems], warnings: [] as MirrorWarning[] };
+        const stored = new Map<string, V1Service>();
+        for (const want of plan.mirrors) {
+            const ensured = await this.ensureService(mirror.metadata!.namespace!, want.service.metadata!.name!, want.service, plan.owner);
+            if ('problem' in ensured) {
+                result.hostnames.push(`hostname ${JSON.stringify(want.hostname)}: ${ensured.problem}`);
+                if (ensured.reason === 'NotOwned') result.warnings.push({ reason: 'NotOwned', message: `hostname ${JSON.stringify(want.hostname)} has no endpoint mirror: ${ensured.problem}` });
+                continue;
+            }
+            stored.set(want.hostname, ensured.service);
+            await this.applySlices(ensured.service, this.gatewayGroups(source, ensured.service, want.ready));
+        }
+        await this.deleteEndpointMirrors(plan.deletes, source.link.spec.targetClusterName);
+        await this.applySlices(mirror, headlessMirrorGroups({ mirror, link: source.link, remoteSlices, endpointMirrors: stored }));
+        return result;
+    }
+
+    private async deleteEndpointMirrors(endpointMirrors: readonly V1Service[], cluster: string): Promise<void> {
+        for (const svc of endpointMirrors) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
     }
 
     /** Plans the slices of a stored mirror Service from its cached slices, then writes them. */
@@ -248,7 +272,8 @@ export class MirrorSync implements MirrorWrites {
         const local = known ?? this.deps.services.store.get(namespace, name);
         if (local && owner(local) !== null) return;
         // Endpoint mirrors of another Link's headless mirror of this name stay (this one may not even exist).
-        await deleteEndpointMirrors(this, namespace, name, cluster, undefined, link ?? local?.metadata?.annotations?.[LINK_ANNOTATION]);
+        const linkOf = link ?? local?.metadata?.annotations?.[LINK_ANNOTATION];
+        await this.deleteEndpointMirrors(endpointMirrorsToDelete(this.endpointMirrorsOf(namespace, name), name, cluster, linkOf), cluster);
         // A slice we just created may not be in the cache yet (currentSlices throws): deleting
         // now would leave it behind. Without the Service there is no uid to check against.
         const uid = local?.metadata?.uid;

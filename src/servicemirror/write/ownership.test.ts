@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { remoteHosts } from '../plan/headless.js';
-import { syncHeadlessMirror, type MirrorWrites } from './sync-headless.js';
 import { isReservedKey } from '../api/keys.js';
 import { buildMirrorService, hasReadyEndpoints, mirrorOwnerProblem, planMirrorService, remoteEndpointWarnings } from '../plan/mirror.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL } from '../api/keys.js';
@@ -120,36 +119,5 @@ describe('remote endpoint addresses', () => {
         const [many] = remoteEndpointWarnings([slice(hostile)]);
         assert.equal(many, 'remote EndpointSlice shop/cart-abc: left out "127.0.0.1" (loopback), "169.254.169.254" (link-local), "0.0.0.0" (unspecified)');
         assert.deepEqual(remoteEndpointWarnings([slice(['10.1.0.1'])]), []);
-    });
-});
-
-describe('a headless mirror of a remote slice whose ports no slice may hold', () => {
-    it('gives its hostnames no endpoint mirror and says so, naming the remote slice', async () => {
-        const ensured: string[] = [];
-        const writes: MirrorWrites = {
-            ensureService: async (_ns, name, desired) => (ensured.push(name), { service: { ...desired, metadata: { ...desired.metadata, uid: name } } }),
-            applySlices: async () => undefined,
-            deleteMirror: async () => undefined,
-            endpointMirrorsOf: () => [],
-        };
-        const headlessRemote: V1Service = { ...remote(), spec: { clusterIP: 'None', ports: [{ name: 'tcp', port: 5432 }] } };
-        const slice = (name: string, ports: V1EndpointSlice['ports'], hostname: string): V1EndpointSlice => ({
-            metadata: { name, namespace: 'shop', labels: { 'kubernetes.io/service-name': 'cart' } },
-            addressType: 'IPv4',
-            endpoints: [{ addresses: ['10.1.0.1'], hostname }],
-            ports,
-        });
-        const mirror = { ...buildMirrorService(headlessRemote, east), spec: { clusterIP: 'None' } };
-        const result = await syncHeadlessMirror(writes, {
-            link: east,
-            remote: headlessRemote,
-            remoteSlices: [slice('good', [{ name: 'tcp', port: 5432 }], 'pod-0'), slice('bad', [{ name: 'tcp', port: 0 }], 'pod-1')],
-            mirror,
-            gatewayAddresses: () => [],
-            gatewayAlive: true,
-        });
-        assert.deepEqual(ensured, ['pod-0-east']);
-        assert.deepEqual(result.warnings.map((w) => w.reason), ['RemoteEndpointsRefused']);
-        assert.match(result.warnings[0]!.message, /^remote EndpointSlice shop\/bad: left out, its ports could not be those of a slice \(ports\[0\]\.port 0 is not 1 to 65535\)$/);
     });
 });

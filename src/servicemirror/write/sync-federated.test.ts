@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node';
-import type { MirrorGroups } from '../plan/endpoints.js';
 import { FederatedSync, type FederationLink } from './sync-federated.js';
 import { testLink } from '../api/testkit.js';
 
@@ -25,11 +24,6 @@ class Writes {
     async deleteService(service: V1Service) {
         this.log.push(`delete ${service.metadata?.name}`);
         this.local.delete(service.metadata!.name!);
-    }
-    async applySlices(_: V1Service, __: MirrorGroups) {}
-    async deleteMirror() {}
-    endpointMirrorsOf() {
-        return [];
     }
 }
 

@@ -1,36 +1,17 @@
-// Converges one federated Service `<name>-federated` of one namespace from what every Link's
-// remote cache (and the local cluster) holds now. A Link whose remote has not been read yet
-// "cannot say", so its entry is kept: an outage or a restart never removes a member. Decisions
-// are federated.ts's; the writes go through MirrorWrites.
+// Converges one federated Service `<name>-federated` of one namespace: planFederated
+// (plan/federated.ts) decides from what every Link's remote cache (and the local cluster) holds
+// now; this applies it through MirrorSync's Service writes.
 import type { V1Service } from '@kubernetes/client-node';
-import { desiredFederatedService, federatedMemberProblem, federatedOwnerProblem, federatedServiceName, type Membership } from '../plan/federated.js';
-import type { Link } from '../api/link.js';
-import { matchesSelector } from '../api/selector.js';
-import type { MirrorWrites } from './sync-headless.js';
+import { planFederated, type FederatedPlanInput, type FederationLink } from '../plan/federated.js';
+import type { MirrorSync } from './mirror-sync.js';
 
-/** One Link of the controller's namespace, as the federation sees it. */
-export interface FederationLink {
-    cluster: string;
-    /** The parsed Link and its synced remote Services; absent while they cannot be read. */
-    remote?: { link: Link; service: (namespace: string, name: string) => V1Service | undefined };
-}
+export type { FederationLink };
 
-export interface LocalMembers {
-    /** The Services of the local cluster that the local federated selector selects. */
-    get(namespace: string, name: string): V1Service | undefined;
-    excludedLabels: readonly string[];
-    excludedAnnotations: readonly string[];
-}
-
-export interface FederatedSyncDeps {
-    writes: MirrorWrites & { deleteService(service: V1Service): Promise<void> };
+export interface FederatedSyncDeps extends Pick<FederatedPlanInput, 'local' | 'federation'> {
+    writes: Pick<MirrorSync, 'ensureService' | 'deleteService'>;
     links: () => FederationLink[];
-    /** Absent when local membership is off: a local-discovery already there is then left as it is. */
-    local?: LocalMembers;
     /** The local `<name>-federated`, from the cache. */
     existing: (namespace: string, name: string) => V1Service | undefined;
-    /** The Links' namespace: federated Services naming another one are another service mirror's. */
-    federation?: string;
     /** Makes sure the namespace exists (creating it with --enable-namespace-creation); false when it does not. */
     ensureNamespace: (namespace: string, cluster: string) => Promise<boolean>;
 }
@@ -52,50 +33,20 @@ export class FederatedSync {
     constructor(private readonly deps: FederatedSyncDeps) {}
 
     async sync(namespace: string, name: string): Promise<FederatedOutcome> {
-        const named = federatedServiceName(name);
-        if ('error' in named) return { service: null, refused: [], problem: named.error };
-        const refused: FederatedOutcome['refused'] = [];
-        const judge = (cluster: string, svc: V1Service | undefined, extra: Omit<Extract<Membership, { state: 'member' }>['member'], 'service'>): Membership => {
-            if (!svc) return { state: 'absent' };
-            const problem = federatedMemberProblem(svc);
-            if (problem !== null) {
-                refused.push({ cluster, message: problem });
-                return { state: 'absent' };
-            }
-            return { state: 'member', member: { service: svc, ...extra } };
-        };
-
-        const remotes = new Map<string, Membership>();
-        for (const { cluster, remote } of this.deps.links()) {
-            if (!remote) {
-                remotes.set(cluster, { state: 'unknown' });
-                continue;
-            }
-            const svc = remote.service(namespace, name);
-            const selected = svc && matchesSelector(remote.link.spec.federatedServiceSelector, svc.metadata?.labels) ? svc : undefined;
-            const extra = { excludedLabels: remote.link.spec.excludedLabels, excludedAnnotations: remote.link.spec.excludedAnnotations, linkCreated: remote.link.metadata.creationTimestamp };
-            remotes.set(cluster, judge(cluster, selected, extra));
-        }
-        const localDeps = this.deps.local;
-        const local: Membership = localDeps
-            ? judge('', localDeps.get(namespace, name), { excludedLabels: localDeps.excludedLabels, excludedAnnotations: localDeps.excludedAnnotations })
-            : { state: 'unknown' };
-
-        const owner = (svc: V1Service) => federatedOwnerProblem(svc, this.deps.federation);
-        const found = this.deps.existing(namespace, named.name);
-        const foreign = found && owner(found);
-        if (foreign) return { service: null, refused, problem: foreign };
-        const desired = desiredFederatedService({ namespace, name, local, remotes, existing: found, federation: this.deps.federation });
-        if (desired === null) {
-            if (found) await this.deps.writes.deleteService(found);
+        const { links, local, existing, federation, writes } = this.deps;
+        const plan = planFederated({ namespace, name, links: links(), local, stored: (found) => existing(namespace, found), federation });
+        const refused = plan.refused;
+        if (plan.action === 'refuse') return { service: null, refused, problem: plan.problem };
+        if (plan.action === 'delete') {
+            if (plan.found) await writes.deleteService(plan.found);
             return { service: null, refused };
         }
-        const creator = local.state === 'member' ? '' : ([...remotes.entries()].find(([, m]) => m.state === 'member')?.[0] ?? '');
-        if (!found && !(await this.deps.ensureNamespace(namespace, creator))) {
+        if (plan.creator !== undefined && !(await this.deps.ensureNamespace(namespace, plan.creator))) {
             return { service: null, refused, problem: `namespace ${namespace} does not exist in this cluster`, namespaceMissing: true };
         }
-        const ensured = await this.deps.writes.ensureService(namespace, named.name, desired, owner);
+        const named = plan.desired.metadata!.name!;
+        const ensured = await writes.ensureService(namespace, named, plan.desired, plan.owner);
         if ('problem' in ensured) return { service: null, refused, problem: ensured.problem };
-        return { service: named.name, refused };
+        return { service: named, refused };
     }
 }
