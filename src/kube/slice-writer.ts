@@ -22,7 +22,6 @@ export class StaleCacheError extends Error {
     override readonly name = 'StaleCacheError';
 }
 
-/** A planned slice the apiserver would reject: a bug of ours, never sent. */
 /** A planned slice the apiserver would refuse: a bug or input no check caught, so it is not retried (kube/controller.ts). */
 export class InvalidSliceError extends InvalidError {
     override readonly name = 'InvalidSliceError';

@@ -144,7 +144,7 @@ export class MirrorSync {
         return true;
     }
 
-    endpointMirrorsOf(namespace: string, headlessName: string): V1Service[] {
+    private endpointMirrorsOf(namespace: string, headlessName: string): V1Service[] {
         // The controller indexes its Services by this label.
         return this.deps.services.store.byLabel(HEADLESS_MIRROR_SVC_NAME_LABEL, headlessName, namespace);
     }
