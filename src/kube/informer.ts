@@ -1,13 +1,13 @@
 // An informer that survives faults: list, then watch from the list's resourceVersion
 // with bookmarks; relist on 410 Gone; reconnect with jittered exponential backoff on
 // every other error; ways to notice a silently dead watch (an open timeout, inactivity limits
-// set by the apiserver's bookmarks, behindServer and requestsUnansweredSince), each restarting it
-// from its resourceVersion; an optional periodic resync (in memory: every cached object re-delivered
-// as an update, so work that was lost comes back; a sync with nothing to change writes
-// nothing). A custom resource whose CRD is not installed is reported as such (which CRD, how
+// set by the apiserver's bookmarks, an answer to our client showing the server ahead (serverCopy),
+// requestsUnansweredSince), each restarting it from its resourceVersion; an optional periodic
+// resync (in memory: every cached object re-delivered as an update, so work that was lost comes
+// back; a sync with nothing to change writes nothing). A custom resource whose CRD is not installed is reported as such (which CRD, how
 // to install it) and polled for until it appears. It owns the cache of one resource type and
 // the event callbacks; it never writes to the apiserver.
-import { ApiError, isGone, isNotFound, type KubeRest } from './rest.js';
+import { ApiError, isGone, isNotFound, type KubeRest, type ServerCopy } from './rest.js';
 import { collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { Pacer } from './pacer.js';
@@ -86,7 +86,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     inactivityMs?: number;
     /** ... and for this long once it has had one (DEFAULT_BOOKMARKED_INACTIVITY_MS; never above inactivityMs). */
     bookmarkedInactivityMs?: number;
-    /** How long a watch may stay silent after behindServer() before it is restarted (default 3 s). */
+    /** How long a watch may stay silent after an answer showed the server ahead of the cache before it is restarted (default 3 s). */
     staleWatchMs?: number;
     backoffInitialMs?: number;
     backoffMaxMs?: number;
@@ -117,7 +117,7 @@ export interface InformerStats {
     expired: number;
     errors: number;
     inactivityAborts: number;
-    /** Watches restarted because they stayed silent while a write showed the server ahead (behindServer). */
+    /** Watches restarted because they stayed silent after an answer showed the server ahead (serverCopy). */
     staleWatchRestarts: number;
     /** Watches restarted because they were silent while requests to the apiserver went unanswered (requestsUnansweredSince). */
     unansweredRestarts: number;
@@ -127,7 +127,7 @@ export interface InformerStats {
     unchanged: number;
 }
 
-/** Why a live-looking watch was ended for a fresh one: behindServer, requestsUnansweredSince, or silence before any bookmark. */
+/** Why a live-looking watch was ended for a fresh one: serverCopy, requestsUnansweredSince, or silence before any bookmark. */
 type WatchRestart = 'stale' | 'unanswered' | 'quiet';
 
 interface ListResponse<T> {
@@ -181,6 +181,7 @@ export class Informer<T extends KubeObject> {
     /** performance.now() when the watch in flight last received bytes; undefined until it does. */
     private heardAt: number | undefined;
     private staleCheck: NodeJS.Timeout | undefined;
+    private stopCopies: (() => void) | undefined;
     private resyncing = false;
     private wakeUp: (() => void) | undefined;
     private failing = false;
@@ -210,6 +211,7 @@ export class Informer<T extends KubeObject> {
     start(): void {
         if (this.running) return;
         this.running = true;
+        this.stopCopies = this.rest.onServerCopy(this.opts.resource, (copy) => this.serverCopy(copy));
         this.loop = this.run();
         if (this.opts.resyncMs) {
             this.resyncTimer = setInterval(() => void this.resync(), this.opts.resyncMs);
@@ -218,6 +220,7 @@ export class Informer<T extends KubeObject> {
 
     async stop(): Promise<void> {
         this.running = false;
+        this.stopCopies?.();
         clearInterval(this.resyncTimer);
         clearTimeout(this.staleCheck);
         this.staleCheck = undefined;
@@ -227,20 +230,22 @@ export class Informer<T extends KubeObject> {
     }
 
     /**
-     * A write planned from `planned` (a cached object) was refused with 409 Conflict: the server
-     * holds a newer version. A live watch brings it within moments; if the cache still holds
-     * `planned` after staleWatchMs, the watch is presumed dead — a connection dropped without
-     * FIN or RST carries nothing until the inactivity timer, minutes later, while every write
-     * planned from the cache conflicts — and is restarted from its resourceVersion, which loses
-     * nothing.
+     * An answer to a request of our client showed the server's copy of a cached object at a
+     * version the cache lacks, or refused (409) a write planned from the cached version. A live
+     * watch brings the change within moments; if the cache still holds that version after
+     * staleWatchMs, the watch is presumed dead — a connection dropped without FIN or RST carries
+     * nothing until the inactivity timer, minutes later, while every write planned from the
+     * cache conflicts — and is restarted from its resourceVersion, which loses nothing.
      */
-    behindServer(planned: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }): void {
+    private serverCopy({ namespace, name, resourceVersion, conflict }: ServerCopy): void {
         if (this.staleCheck || !this.running) return;
-        const { namespace, name, resourceVersion } = planned.metadata ?? {};
+        const cached = this.store.get(namespace, name)?.metadata?.resourceVersion;
+        const behind = conflict ? resourceVersion === undefined || resourceVersion === cached : resourceVersion !== undefined && resourceVersion !== cached;
+        if (cached === undefined || !behind) return;
         this.staleCheck = setTimeout(() => {
             this.staleCheck = undefined;
-            if (this.store.get(namespace, name ?? '')?.metadata?.resourceVersion !== resourceVersion || !this.restartWatch) return;
-            this.log('info', 'watch silent while a write found the server ahead: restarting it', { namespace, name });
+            if (this.store.get(namespace, name)?.metadata?.resourceVersion !== cached || !this.restartWatch) return;
+            this.log('info', 'watch silent while an answer showed the server ahead: restarting it', { namespace, name });
             this.restartWatch('stale');
         }, this.opts.staleWatchMs ?? 3_000);
     }

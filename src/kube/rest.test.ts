@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeRest, METADATA_ONLY, NotLeaderError, userAgent, VERSION } from './rest.js';
+import { ApiError, KubeRest, METADATA_ONLY, NotLeaderError, userAgent, VERSION, type ServerCopy } from './rest.js';
+import { EndpointSlices, Services } from './resources.js';
 
 const received: IncomingMessage[] = [];
 let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}');
@@ -163,6 +164,36 @@ describe('KubeRest', () => {
         await assert.rejects(waiting, NotLeaderError);
         assert.deepEqual(received.slice(before).map((r) => r.url), ['/first']);
         rest.close();
+    });
+
+    it("tells a resource's listeners what each answer about one of its objects shows of the server's copy, a fork's answers too", async () => {
+        const conflict = JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+        answer = (req, res) => {
+            if (req.method === 'PUT' || req.method === 'DELETE') return res.writeHead(409).end(conflict);
+            if (req.url?.endsWith('/services')) return res.end('{"kind":"ServiceList","metadata":{"resourceVersion":"9"},"items":[]}');
+            res.end('{"kind":"Service","metadata":{"name":"web","namespace":"shop","resourceVersion":"8"}}');
+        };
+        const rest = client();
+        const copies: ServerCopy[] = [];
+        const stop = rest.onServerCopy(Services, (copy) => copies.push(copy));
+        rest.onServerCopy(EndpointSlices, () => assert.fail('no slice was asked for'));
+        await rest.get('/api/v1/namespaces/shop/services/web');
+        const fork = rest.fork({ qps: 0 });
+        await fork.mergePatch('/api/v1/namespaces/shop/services/web/status', { status: {} });
+        await rest.get('/api/v1/namespaces/shop/services'); // a list: no one object
+        await rest.create('/api/v1/namespaces/shop/services', {}); // a create: in no cache yet
+        await assert.rejects(rest.replace('/api/v1/namespaces/shop/services/web', { metadata: { name: 'web', resourceVersion: '7' } }));
+        await assert.rejects(rest.delete('/api/v1/namespaces/shop/services/web', undefined, { preconditions: { uid: 'u' } }));
+        stop();
+        await rest.get('/api/v1/namespaces/shop/services/web');
+        assert.deepEqual(copies, [
+            { namespace: 'shop', name: 'web', resourceVersion: '8', conflict: false },
+            { namespace: 'shop', name: 'web', resourceVersion: '8', conflict: false },
+            { namespace: 'shop', name: 'web', resourceVersion: '7', conflict: true },
+            { namespace: 'shop', name: 'web', resourceVersion: undefined, conflict: true },
+        ]);
+        rest.close();
+        fork.close();
     });
 
     it('never follows a redirect, so the credentials stay with the server named: a 3xx is an error, for requests and watches', async () => {

@@ -13,6 +13,7 @@ import { createSecureContext } from 'node:tls';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Cancellation } from './cancellation.js';
 import { TokenBucket } from './ratelimit.js';
+import type { ResourceType } from './resources.js';
 
 /** This package's version (package.json is two levels up from both src/kube and dist/kube). */
 export const VERSION: string = (
@@ -91,6 +92,21 @@ export interface RequestOpts {
      */
     whileLeader?: () => boolean;
 }
+
+/** What an answer about one object shows of the server's copy of it (KubeRest.onServerCopy). */
+export interface ServerCopy {
+    namespace: string | undefined;
+    name: string;
+    /** The copy's version; of a 409, the version the refused write was planned from, if it named one. */
+    resourceVersion: string | undefined;
+    /** A write refused with 409: the server's copy is not at resourceVersion. */
+    conflict: boolean;
+}
+
+type CopyListener = (copy: ServerCopy) => void;
+
+/** group, namespace, plural and name of an object's path (a subresource's too). */
+const OBJECT_PATH = /^\/(?:api|apis\/([^/]+))\/[^/]+(?:\/namespaces\/([^/]+))?\/([^/]+)\/([^/]+)(?:\/[^/]+)?$/;
 
 /** What each request carries of the user's credentials (the TLS material is the agent's). */
 interface Credentials {
@@ -261,6 +277,8 @@ export class KubeRest {
     private readonly timeoutMs: number;
     /** Every request and watch in flight, for close() to abort. */
     private readonly inFlight = new Set<Cancellation>();
+    /** By group/plural; shared with forks, whose answers are of the same cluster. */
+    private copyListeners = new Map<string, Set<CopyListener>>();
 
     constructor(
         readonly kubeConfig: KubeConfig,
@@ -279,7 +297,36 @@ export class KubeRest {
 
     /** Another client for the same cluster and user, with its own connections and rate limit. */
     fork(options: KubeRestOptions): KubeRest {
-        return new KubeRest(this.kubeConfig, { ...this.settings, ...options });
+        const forked = new KubeRest(this.kubeConfig, { ...this.settings, ...options });
+        forked.copyListeners = this.copyListeners;
+        return forked;
+    }
+
+    /**
+     * Tells `listener` of each object of the resource an answer to this client (or a fork)
+     * shows: a GET, PUT, PATCH or DELETE of it, or such a write refused with 409. So an informer
+     * learns that the server is ahead of its cache from any writer's requests, and no writer
+     * needs to know of the informer.
+     */
+    onServerCopy(resource: Pick<ResourceType, 'group' | 'plural'>, listener: CopyListener): () => void {
+        const key = `${resource.group}/${resource.plural}`;
+        const listeners = this.copyListeners.get(key) ?? new Set();
+        this.copyListeners.set(key, listeners.add(listener));
+        return () => listeners.delete(listener);
+    }
+
+    /** `object`: the answer, or for a 409 the refused write's body (its resourceVersion is what it was planned from). */
+    private showCopy(method: string, path: string, conflict: boolean, object: unknown): void {
+        // A create's object is in no cache yet.
+        if (this.copyListeners.size === 0 || method === 'POST') return;
+        const m = OBJECT_PATH.exec(path);
+        const listeners = m ? this.copyListeners.get(`${m[1] ?? ''}/${m[3]}`) : undefined;
+        if (!m || !listeners?.size) return;
+        const { metadata, preconditions } = (object ?? {}) as { metadata?: { name?: string; resourceVersion?: string }; preconditions?: { resourceVersion?: string } };
+        // An answer naming no object is a list or a Status (a namespaced collection's path reads as a Namespace's subresource).
+        if (!conflict && !metadata?.name) return;
+        const copy = { namespace: m[2] && decodeURIComponent(m[2]), name: decodeURIComponent(m[4]!), resourceVersion: metadata?.resourceVersion ?? preconditions?.resourceVersion, conflict };
+        for (const listener of listeners) listener(copy);
     }
 
     /** Waits `delay` ms for a token of the client-side rate limit; an abort ends the wait. */
@@ -405,10 +452,13 @@ export class KubeRest {
         const code = res.statusCode ?? 0;
         if (isRedirect(res)) throw redirectError(method, path, res);
         if (code < 200 || code > 299) {
+            if (code === 409) this.showCopy(method, path, true, o.body);
             const retryAfter = res.headers['retry-after'];
             throw statusError(code, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
         }
-        return (text ? JSON.parse(text) : {}) as T;
+        const answer = (text ? JSON.parse(text) : {}) as T;
+        this.showCopy(method, path, false, answer);
+        return answer;
     }
 
     get<T>(path: string, query?: Query) {

@@ -59,8 +59,6 @@ export class SliceOwner {
             isLeader: opts.isLeader,
             fieldManager: opts.managedBy,
             sliceWrites: opts.sliceWrites,
-            // Every write planned from a cache the watch no longer feeds would conflict until its inactivity timer.
-            onConflict: (slice) => this.informer.behindServer(slice),
         });
     }
 

@@ -13,7 +13,7 @@ import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
 import { InvalidError } from './errors.js';
 import { InFlight } from './own-writes.js';
-import { isConflict, isNotFound, type KubeRest, type WriteOpts } from './rest.js';
+import { isNotFound, type KubeRest, type WriteOpts } from './rest.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { Pacer } from './pacer.js';
 
@@ -37,8 +37,6 @@ export interface SliceWriterOptions {
     fieldManager: string;
     /** Counts writes by operation (create, update, delete). */
     sliceWrites?: Counter<'operation'>;
-    /** An update or delete of `planned` was refused with 409: the server holds a newer version than the cache. */
-    onConflict?: (planned: V1EndpointSlice) => void;
 }
 
 /** "namespace/service" of a slice: the key its writes are in flight under (SliceWriter.inFlight). */
@@ -88,7 +86,7 @@ export class SliceWriter {
         }
         for (const slice of plan.updates) {
             const { namespace, name } = slice.metadata!;
-            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded).catch(this.conflicted(slice));
+            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
             tracker.update(updated);
             sliceWrites?.inc({ operation: 'update' });
             writes++;
@@ -104,19 +102,12 @@ export class SliceWriter {
                     this.guarded,
                 )
                 .catch((err: unknown) => {
-                    if (!isNotFound(err)) this.conflicted(slice)(err); // already gone is what we wanted
+                    if (!isNotFound(err)) throw err; // already gone is what we wanted
                 });
             tracker.expectDeletion(slice);
             sliceWrites?.inc({ operation: 'delete' });
             writes++;
         }
         return writes;
-    }
-
-    private conflicted(slice: V1EndpointSlice): (err: unknown) => never {
-        return (err) => {
-            if (isConflict(err)) this.opts.onConflict?.(slice);
-            throw err;
-        };
     }
 }

@@ -164,7 +164,7 @@ describe('health checks of ExternalWorkloads', () => {
             status = 503;
             // Within the deadline only if the conflict restarts the watch (the inactivity limit is minutes).
             await eventually('vm-stale not ready', async () => (await readyOf('vm-stale'))?.status === 'False', 30_000);
-            assert.ok(replica.logged('watch silent while a write found the server ahead: restarting it'), 'the conflict restarted the watch');
+            assert.ok(replica.logged('watch silent while an answer showed the server ahead: restarting it'), 'the conflict restarted the watch');
             await replica.terminate();
         } finally {
             target.close();

@@ -45,11 +45,8 @@ export class ReadyWriter {
             return { outcome: 'written', workload: { ...cached.metadata, uid: stored?.uid ?? cached.metadata.uid, resourceVersion: stored?.resourceVersion } };
         } catch (err) {
             if (isNotFound(err)) return { outcome: 'gone' };
-            if (isConflict(err)) {
-                // A watch that stays silent now is dead: the informer restarts it (Informer.behindServer).
-                this.deps.workloads.behindServer(cached);
-                throw new StaleCacheError(`${namespace}/${name} changed since cached`);
-            }
+            // The informer saw the 409 too: if its watch stays silent now, it is restarted.
+            if (isConflict(err)) throw new StaleCacheError(`${namespace}/${name} changed since cached`);
             throw err;
         }
     }

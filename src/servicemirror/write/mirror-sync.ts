@@ -182,8 +182,7 @@ export class MirrorSync {
         // Service as stored, at the version the decision was made from.
         const whole = await this.deps.rest.get<V1Service>(path);
         if (whole.metadata?.resourceVersion !== local!.metadata?.resourceVersion) {
-            // The server is ahead of the cache: a watch that stays silent now is dead (Informer.behindServer).
-            this.deps.services.behindServer(local!);
+            // The informer saw this answer too: if its watch stays silent now, it is restarted.
             throw new StaleCacheError(`Service ${namespace}/${name} changed since it was cached`);
         }
         const { managedFields: _, ...metadata } = whole.metadata!;
