@@ -93,17 +93,17 @@ export interface RequestOpts {
     whileLeader?: () => boolean;
 }
 
-/** What an answer about one object shows of the server's copy of it (KubeRest.onServerCopy). */
+/**
+ * What an answer about one object shows of the server's copy (KubeRest.onServerCopy): its
+ * resourceVersion, or with `conflict` (a write refused with 409) that it is not at the version
+ * the write was planned from (when the write named one).
+ */
 export interface ServerCopy {
     namespace: string | undefined;
     name: string;
-    /** The copy's version; of a 409, the version the refused write was planned from, if it named one. */
     resourceVersion: string | undefined;
-    /** A write refused with 409: the server's copy is not at resourceVersion. */
     conflict: boolean;
 }
-
-type CopyListener = (copy: ServerCopy) => void;
 
 /** group, namespace, plural and name of an object's path (a subresource's too). */
 const OBJECT_PATH = /^\/(?:api|apis\/([^/]+))\/[^/]+(?:\/namespaces\/([^/]+))?\/([^/]+)\/([^/]+)(?:\/[^/]+)?$/;
@@ -278,7 +278,7 @@ export class KubeRest {
     /** Every request and watch in flight, for close() to abort. */
     private readonly inFlight = new Set<Cancellation>();
     /** By group/plural; shared with forks, whose answers are of the same cluster. */
-    private copyListeners = new Map<string, Set<CopyListener>>();
+    private copyListeners = new Map<string, Set<(copy: ServerCopy) => void>>();
 
     constructor(
         readonly kubeConfig: KubeConfig,
@@ -308,7 +308,7 @@ export class KubeRest {
      * learns that the server is ahead of its cache from any writer's requests, and no writer
      * needs to know of the informer.
      */
-    onServerCopy(resource: Pick<ResourceType, 'group' | 'plural'>, listener: CopyListener): () => void {
+    onServerCopy(resource: Pick<ResourceType, 'group' | 'plural'>, listener: (copy: ServerCopy) => void): () => void {
         const key = `${resource.group}/${resource.plural}`;
         const listeners = this.copyListeners.get(key) ?? new Set();
         this.copyListeners.set(key, listeners.add(listener));
