@@ -39,6 +39,41 @@ export function normaliseEndpoint(endpoint: V1Endpoint): V1Endpoint {
     return out;
 }
 
+/**
+ * normaliseEndpoint's result, or the endpoint itself where that would be an equal copy (the plan
+ * then holds the caller's object; nothing in it is ever changed): source adapters build their
+ * endpoints in this form, and copying each of them at every plan cost a fifth of a no-op re-plan.
+ */
+export function inNormalForm(endpoint: V1Endpoint): V1Endpoint {
+    return isNormal(endpoint) ? endpoint : normaliseEndpoint(endpoint);
+}
+
+/** Exactly the fields normaliseEndpoint would copy, each set (strings not empty). */
+function isNormal(endpoint: V1Endpoint): boolean {
+    const { addresses, conditions, targetRef } = endpoint;
+    return (
+        Array.isArray(addresses) &&
+        conditions != null &&
+        fieldsIn(endpoint, ENDPOINT_FIELDS, Boolean) > 0 &&
+        fieldsIn(conditions, CONDITIONS, (value) => value !== undefined) >= 0 &&
+        (targetRef === undefined || fieldsIn(targetRef, TARGET_REF_FIELDS, Boolean) > 0)
+    );
+}
+
+const ENDPOINT_FIELDS: ReadonlySet<string> = new Set(['addresses', 'conditions', 'hostname', 'nodeName', 'zone', 'targetRef']);
+const CONDITIONS: ReadonlySet<string> = new Set(['ready', 'serving', 'terminating']);
+const TARGET_REF_FIELDS: ReadonlySet<string> = new Set(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']);
+
+/** How many fields the object has, or -1 if one is not allowed or not set. */
+function fieldsIn(object: object, allowed: ReadonlySet<string>, set: (value: unknown) => boolean): number {
+    let fields = 0;
+    for (const key in object) {
+        if (!allowed.has(key) || !set((object as Record<string, unknown>)[key])) return -1;
+        fields++;
+    }
+    return fields;
+}
+
 /** Written out field by field: a loop of keyed stores over a field list cost more than the rest of the endpoint. */
 function normaliseTargetRef(ref: V1ObjectReference | undefined): V1ObjectReference | undefined {
     if (!ref) return undefined;
@@ -96,28 +131,45 @@ export function endpointsEqualBeyondIdentity(a: V1Endpoint, b: V1Endpoint): bool
     );
 }
 
-/** Endpoints keyed by identity; a later endpoint of the same identity replaces an earlier one. */
+/** Endpoints by identity; a later endpoint of the same identity replaces an earlier one. */
 export class EndpointSet {
-    private readonly byKey = new Map<string, V1Endpoint>();
+    // Filed under the identity's least address, a string the endpoint already holds (V8 keeps
+    // its hash), not under endpointKey: building and hashing that key for every desired and
+    // every existing endpoint was most of a no-op re-plan.
+    private readonly byAddress = new Map<string, V1Endpoint[]>();
+    private count = 0;
 
     constructor(endpoints: Iterable<V1Endpoint> = []) {
         for (const endpoint of endpoints) this.add(endpoint);
     }
 
     get size(): number {
-        return this.byKey.size;
+        return this.count;
     }
 
     add(endpoint: V1Endpoint): void {
-        this.byKey.set(endpointKey(endpoint), endpoint);
+        const address = leastAddress(endpoint);
+        let held = this.byAddress.get(address);
+        if (!held) this.byAddress.set(address, (held = []));
+        const i = indexOfIdentity(held, endpoint);
+        if (i >= 0) held[i] = endpoint;
+        else {
+            held.push(endpoint);
+            this.count++;
+        }
     }
 
-    /** The endpoint of this identity, removed from the set (one key, where a get and a delete would build two). */
+    /** The endpoint of this identity, removed from the set. */
     take(endpoint: V1Endpoint): V1Endpoint | undefined {
-        const key = endpointKey(endpoint);
-        const held = this.byKey.get(key);
-        if (held !== undefined) this.byKey.delete(key);
-        return held;
+        const held = this.byAddress.get(leastAddress(endpoint)) ?? NONE;
+        const i = indexOfIdentity(held, endpoint);
+        if (i < 0) return undefined;
+        this.count--;
+        // The last moved into its place: no array made. An emptied list stays: a large Map rehashes as it empties.
+        const taken = held[i]!;
+        held[i] = held[held.length - 1]!;
+        held.pop();
+        return taken;
     }
 
     /**
@@ -125,6 +177,41 @@ export class EndpointSet {
      * keys sorted as strings (code-unit order, without a comparator called back per pair), then looked up.
      */
     sorted(): V1Endpoint[] {
-        return [...this.byKey.keys()].sort().map((key) => this.byKey.get(key)!);
+        const byKey = new Map<string, V1Endpoint>();
+        // forEach and an index, not for...of: in unoptimised code (a first plan) that allocates per endpoint.
+        this.byAddress.forEach((held) => {
+            for (let i = 0; i < held.length; i++) byKey.set(endpointKey(held[i]!), held[i]!);
+        });
+        return [...byKey.keys()].sort().map((key) => byKey.get(key)!);
     }
+}
+
+const NONE: V1Endpoint[] = [];
+
+/** The first of endpointKey's sorted addresses. */
+function leastAddress({ addresses }: V1Endpoint): string {
+    return addresses.length === 1 ? addresses[0]! : ([...addresses].sort()[0] ?? '');
+}
+
+function indexOfIdentity(held: readonly V1Endpoint[], endpoint: V1Endpoint): number {
+    for (let i = 0; i < held.length; i++) if (sameIdentity(held[i]!, endpoint)) return i;
+    return -1;
+}
+
+/** endpointKey(a) === endpointKey(b), without building either. */
+function sameIdentity(a: V1Endpoint, b: V1Endpoint): boolean {
+    return (
+        (a.targetRef?.name ?? '') === (b.targetRef?.name ?? '') &&
+        (a.targetRef?.namespace ?? '') === (b.targetRef?.namespace ?? '') &&
+        (a.hostname ?? '') === (b.hostname ?? '') &&
+        sameAddresses(a.addresses, b.addresses)
+    );
+}
+
+/** The same addresses in any order, each as often (endpointKey's sorted list). */
+function sameAddresses(a: readonly string[], b: readonly string[]): boolean {
+    if (a.length !== b.length) return false;
+    if (a.length === 1) return a[0] === b[0];
+    const sortedB = [...b].sort();
+    return [...a].sort().every((address, i) => address === sortedB[i]);
 }

@@ -40,24 +40,34 @@ export function desiredGroupsForService(service: V1Service, workloads: readonly 
 
 /** The planning itself, from the compact form the controller caches. */
 export function desiredGroups(service: V1Service, workloads: readonly CompactWorkload[]): DesiredForService {
+    return desiredGroupsOfSelected(service, workloads.filter((workload) => selectsWorkload(service, workload)));
+}
+
+/** desiredGroups of workloads the Service selects: planService has selected them already, for its problems too. */
+export function desiredGroupsOfSelected(service: V1Service, selected: readonly CompactWorkload[]): DesiredForService {
     if (!servesService(service)) return { selected: false, addressTypes: [], groups: [], problems: [] };
     const addressTypes = addressTypesForService(service);
     const groups = new Map<string, DesiredGroup>();
     const problems: WorkloadProblem[] = [];
     const portsOf = portResolver(service);
 
-    for (const workload of selectedInOrder(service, workloads)) {
+    // Indexed loops, not for...of, in what runs per workload: the first plan of a large
+    // Service runs unoptimised code, where for...of allocates an iterator and a result per step.
+    const workloads = inNameOrder(selected);
+    for (let w = 0; w < workloads.length; w++) {
+        const workload = workloads[w]!;
         // Address problems are about the workload alone, so they are reported whatever the
         // Service's families; port and hostname problems only when they change what is published.
-        for (const problem of workload.addressProblems) problems.push(problemOf(workload, problem));
+        if (workload.addressProblems.length > 0) for (const problem of workload.addressProblems) problems.push(problemOf(workload, problem));
         if (!hasAddressOf(workload, addressTypes)) continue;
 
         const resolved = portsOf(workload);
-        for (const problem of resolved.problems) problems.push(problemOf(workload, problem));
+        if (resolved.problems.length > 0) for (const problem of resolved.problems) problems.push(problemOf(workload, problem));
         const { hostname, problem } = hostnameFor(service, workload);
         if (problem) problems.push(problemOf(workload, problem));
 
-        for (const addressType of addressTypes) {
+        for (let t = 0; t < addressTypes.length; t++) {
+            const addressType = addressTypes[t]!;
             const address = workload.addresses[addressType];
             if (address === undefined) continue;
             const groupKey = (resolved.groupKeys[addressType] ??= `${addressType} ${resolved.key}`);
@@ -90,7 +100,7 @@ interface PortsForWorkload {
 
 /** A loop, not addressTypes.some(closure): this runs for every selected workload. */
 function hasAddressOf(workload: CompactWorkload, addressTypes: readonly AddressType[]): boolean {
-    for (const type of addressTypes) if (workload.addresses[type] !== undefined) return true;
+    for (let t = 0; t < addressTypes.length; t++) if (workload.addresses[addressTypes[t]!] !== undefined) return true;
     return false;
 }
 
@@ -124,15 +134,15 @@ function portResolver(service: V1Service): (workload: CompactWorkload) => PortsF
     };
 }
 
-/** Selected workloads by name, one per name: a name is an endpoint's identity in a slice. */
-function selectedInOrder(service: V1Service, workloads: readonly CompactWorkload[]): CompactWorkload[] {
+/** One workload per name (the first given), by name: a name is an endpoint's identity in a slice. */
+function inNameOrder(workloads: readonly CompactWorkload[]): CompactWorkload[] {
     const byName = new Map<string, CompactWorkload>();
-    for (const workload of workloads) {
-        if (selectsWorkload(service, workload) && !byName.has(workload.metadata.name)) {
-            byName.set(workload.metadata.name, workload);
-        }
+    for (let w = 0; w < workloads.length; w++) {
+        const workload = workloads[w]!;
+        if (!byName.has(workload.metadata.name)) byName.set(workload.metadata.name, workload);
     }
-    return [...byName.values()].sort((a, b) => compare(a.metadata.name, b.metadata.name));
+    // The names sorted as strings (code-unit order, no comparator called back per pair), then looked up.
+    return [...byName.keys()].sort().map((name) => byName.get(name)!);
 }
 
 function orderedGroups(groups: Map<string, DesiredGroup>, addressTypes: AddressType[]): DesiredGroup[] {

@@ -1,7 +1,7 @@
 // One workload as one EndpointSlice endpoint. Every field is set in the form the apiserver
 // stores it (all three conditions as booleans, optional fields absent rather than empty),
 // so that comparing a desired endpoint with a stored one finds no phantom difference.
-import type { V1Endpoint, V1ObjectReference, V1Service } from '@kubernetes/client-node';
+import type { V1Endpoint, V1EndpointConditions, V1ObjectReference, V1Service } from '@kubernetes/client-node';
 import { isDNS1123Label } from '../endpointslice/names.js';
 import { isHeadless, serviceName } from './selection.js';
 import type { CompactWorkload } from './compact.js';
@@ -29,6 +29,11 @@ export function hostnameFor(service: V1Service, workload: CompactWorkload): Read
     };
 }
 
+/** Every combination of the three conditions, frozen and shared by the endpoints: one object fewer per endpoint a plan builds and keeps. */
+const CONDITIONS: readonly V1EndpointConditions[] = Array.from({ length: 8 }, (_, bits) =>
+    Object.freeze({ ready: (bits & 4) !== 0, serving: (bits & 2) !== 0, terminating: (bits & 1) !== 0 }),
+);
+
 /**
  * Conditions follow the upstream controller, not Linkerd: a workload being deleted is
  * terminating, and publishNotReadyAddresses makes every endpoint ready.
@@ -44,7 +49,7 @@ export function workloadEndpoint(
     const { namespace, name, uid } = workload.metadata;
     const targetRef: V1ObjectReference = { apiVersion: WORKLOAD_API_VERSION, kind: WORKLOAD_KIND, namespace, name };
     if (uid) targetRef.uid = uid;
-    const endpoint: V1Endpoint = { addresses: [address], conditions: { ready, serving, terminating }, targetRef };
+    const endpoint: V1Endpoint = { addresses: [address], conditions: CONDITIONS[(ready ? 4 : 0) + (serving ? 2 : 0) + (terminating ? 1 : 0)], targetRef };
     if (hostname !== undefined) endpoint.hostname = hostname;
     const zone = workload.metadata.labels?.[ZONE_LABEL];
     if (zone) endpoint.zone = zone;
