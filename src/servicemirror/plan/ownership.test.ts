@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import { remoteHosts } from '../plan/headless.js';
+import { remoteHosts } from './headless.js';
 import { isReservedKey } from '../api/keys.js';
-import { buildMirrorService, hasReadyEndpoints, mirrorOwnerProblem, planMirrorService, remoteEndpointWarnings } from '../plan/mirror.js';
+import { buildMirrorService, hasReadyEndpoints, mirrorOwnerProblem, planMirrorService, remoteEndpointWarnings } from './mirror.js';
 import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
 
