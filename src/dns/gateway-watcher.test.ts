@@ -76,7 +76,7 @@ function setup(options: { policy?: typeof policy; registry?: Registry } = {}) {
         resolver,
         clock,
         policy: options.policy ?? policy,
-        onChange: (name, state, reach) => changes.push({ name, state, reach }),
+        onChange: (name, state, { reach }) => changes.push({ name, state, reach }),
         ...(metrics ? { metrics } : {}),
     });
     const readiness = (i: number) => {

@@ -23,11 +23,8 @@ import type { NameResolver } from './resolver.js';
 
 export interface GatewayWatcherOptions {
     resolver: NameResolver;
-    /**
-     * Called when what a name publishes changed (its view, see nameView); `reach` says whether
-     * the mirrors' part changed or only the status's.
-     */
-    onChange: (name: string, state: NameState, reach: 'mirrors' | 'status') => void;
+    /** Called when what a name publishes changed (its view): from what, to what, and whom it reaches. */
+    onChange: (name: string, state: NameState, change: NameChange) => void;
     /** Called after every resolution, changed or not (the owner may want to record its time). */
     onResolved?: (name: string, state: NameState) => void;
     policy?: DnsPolicy;
@@ -35,6 +32,12 @@ export interface GatewayWatcherOptions {
     metrics?: GatewayDnsObserver;
     /** Where an error thrown by onChange (or a bug) ends up; by default a process warning. */
     onError?: (name: string, error: unknown) => void;
+}
+
+export interface NameChange {
+    reach: 'mirrors' | 'status';
+    before: NameView;
+    after: NameView;
 }
 
 interface WatchedName {
@@ -162,11 +165,12 @@ export class GatewayWatcher {
         entry.cancelTimer?.();
         const wake = nextWakeAt(entry.state, now, this.policy);
         entry.cancelTimer = this.clock.schedule(() => this.wake(name, entry), Math.max(0, wake - now));
-        const reach = viewReach(entry.reported, view);
+        const before = entry.reported;
+        const reach = viewReach(before, view);
         if (reach === undefined) return;
         entry.reported = view;
         try {
-            this.options.onChange(name, entry.state, reach);
+            this.options.onChange(name, entry.state, { reach, before, after: view });
         } catch (error) {
             this.reportError(name, error);
         }

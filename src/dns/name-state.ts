@@ -241,15 +241,16 @@ export function addressesOf(state: NameState, now: number, policy: DnsPolicy): G
  * status and Events, besides, its error kind, the answers dropped as unusable and its note.
  */
 export interface NameView {
-    readonly mirrors: string;
-    readonly status: string;
+    readonly addresses: readonly GatewayAddress[];
+    readonly errorCode: ResolutionErrorCode | undefined;
+    /** `address (reason)` of each answer left out. */
+    readonly dropped: readonly string[];
+    readonly note: string | undefined;
 }
 
 export function nameView(state: NameState, now: number, policy: DnsPolicy): NameView {
-    return {
-        mirrors: JSON.stringify(addressesOf(state, now, policy)),
-        status: JSON.stringify([state.lastError?.code, state.dropped.map((d) => d.address), state.note]),
-    };
+    const dropped = state.dropped.map((d) => `${d.address} (${d.reason})`);
+    return { addresses: addressesOf(state, now, policy), errorCode: state.lastError?.code, dropped, note: state.note };
 }
 
 /**
@@ -257,8 +258,8 @@ export function nameView(state: NameState, now: number, policy: DnsPolicy): Name
  * its stale window reaches only the status: rewriting every mirror of the Link for it is waste.
  */
 export function viewReach(told: NameView, now: NameView): 'mirrors' | 'status' | undefined {
-    if (told.mirrors !== now.mirrors) return 'mirrors';
-    return told.status === now.status ? undefined : 'status';
+    if (JSON.stringify(told.addresses) !== JSON.stringify(now.addresses)) return 'mirrors';
+    return JSON.stringify(told) === JSON.stringify(now) ? undefined : 'status';
 }
 
 /**

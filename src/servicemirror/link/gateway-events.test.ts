@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addressesOf, initialNameState, onAnswer, onFailure, type DnsPolicy, type NameState } from '../../dns/name-state.js';
-import { gatewayNameEvents, nameReport, probeEvent, type NameReport } from './gateway-events.js';
+import { initialNameState, nameView, onAnswer, onFailure, type DnsPolicy, type NameState } from '../../dns/name-state.js';
+import { gatewayNameEvents, probeEvent } from './gateway-events.js';
 
 const policy: DnsPolicy = { minTtlMs: 1000, maxTtlMs: 60_000, staleWindowMs: 300_000, retryInitialMs: 1000, retryMaxMs: 30_000 };
 const T0 = Date.UTC(2026, 0, 1);
@@ -12,12 +12,10 @@ function answered(state: NameState, addresses: string[], now = T0): NameState {
     return onAnswer(state, addresses.map((address) => ({ address, ttl: 30 })), [], now, policy).state;
 }
 
-function report(state: NameState, now = T0): NameReport {
-    return nameReport(state, addressesOf(state, now, policy));
-}
-
+/** The events of the change from `before` (a new name when undefined) to `after`, both seen at `now`. */
 function events(before: NameState | undefined, after: NameState, now = T0) {
-    return gatewayNameEvents(before && report(before, now), report(after, now), after, policy.staleWindowMs).map((e) => `${e.type} ${e.reason}: ${e.message}`);
+    const told = nameView(before ?? initialNameState(NAME, now), now, policy);
+    return gatewayNameEvents(told, nameView(after, now, policy), after, policy.staleWindowMs).map((e) => `${e.type} ${e.reason}: ${e.message}`);
 }
 
 describe('Events on the Link for gateway name changes', () => {
@@ -53,8 +51,8 @@ describe('Events on the Link for gateway name changes', () => {
         const good = answered(initialNameState(NAME, T0), ['192.0.2.1']);
         const failed = onFailure(good, SERVFAIL, T0 + 1000, policy).state;
         const later = T0 + 1000 + policy.staleWindowMs + 1;
-        const before = report(failed, T0 + 1000);
-        const after = report(failed, later);
+        const before = nameView(failed, T0 + 1000, policy);
+        const after = nameView(failed, later, policy);
         const stale = gatewayNameEvents(before, after, failed, policy.staleWindowMs).map((e) => `${e.type} ${e.reason}: ${e.message}`);
         assert.deepEqual(stale, [
             'Warning GatewayAddressesNotReady: gateway name gw.example.test has failed to resolve for longer than 5m: its addresses 192.0.2.1 are not ready until it resolves again',

@@ -11,7 +11,7 @@ import { newerSeed, seedNameState, type GatewayNameStatus } from '../../dns/reso
 import { GatewayResolver } from '../../dns/resolver.js';
 import type { Logger } from '../../kube/log.js';
 import type { GatewayAddress } from '../plan/endpoints.js';
-import { GatewayReports, probeEvent, probeRefusedEvent, probeTargetEvent, type LinkEvent } from './gateway-events.js';
+import { gatewayNameEvents, probeEvent, probeRefusedEvent, probeTargetEvent, type LinkEvent } from './gateway-events.js';
 import type { Link } from '../api/link.js';
 import type { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeCidr } from '../../ip/probe-target.js';
@@ -54,7 +54,6 @@ export class LinkGateway {
     private watcher: GatewayWatcher | undefined;
     private resolver: GatewayResolver | undefined;
     private probe: ProbeWorker | undefined;
-    private readonly reports = new GatewayReports();
     /** Where probes go, or why they may go nowhere, as last told in an Event; outlives a restarted probe. */
     private probeTargetTold: string | undefined;
     /** The probe's spec, the gateway's and its addresses when the probe was last (re)started. */
@@ -133,15 +132,13 @@ export class LinkGateway {
                 resolver: this.resolver,
                 policy: this.deps.policy,
                 metrics: this.deps.metrics.dnsObserver(this.labels()),
-                onChange: (_name, state, reach) => {
-                    for (const event of this.reports.changed(this.deps.name, state, Date.now(), this.deps.policy)) this.deps.event(event);
+                onChange: (_name, state, { reach, before, after }) => {
+                    for (const event of gatewayNameEvents(before, after, state, this.deps.policy.staleWindowMs)) this.deps.event(event);
                     this.deps.changed(reach === 'mirrors');
                 },
                 onResolved: (_name, state) => this.deps.resolved(state),
                 onError: (name, error) => this.deps.logger.error({ name, err: error }, 'gateway DNS watcher failed'),
             });
-            // What the seeds say was told by whoever learned it.
-            this.reports.seed(this.deps.name, seeds, Date.now(), this.deps.policy);
         }
         this.watcher.setNames(names, seeds);
     }
