@@ -299,26 +299,24 @@ export class ServiceMirrorController implements Runnable {
         await Promise.all(controllers.map((c) => c.stop()));
     }
 
-    /** Starts, updates or stops the controller of one Link; removes the mirrors of a cluster no Link names any more. */
+    /** Starts, updates or stops the controller of one Link, then removes the mirrors of the clusters it left. */
     private async syncLink(name: string): Promise<ReconcileResult> {
         const obj = this.links.store.get(this.opts.namespace, name);
         let controller = this.controllers.get(name);
-        if (obj) {
-            if (!controller) this.controllers.set(name, (controller = this.newLinkController(name)));
-            const before = controller.linkedCluster;
-            const servedByOthers = new Map<string, string>();
-            for (const [other, c] of this.controllers) if (other !== name && c.servedCluster) servedByOthers.set(c.servedCluster, other);
-            const result = await controller.reconcile(obj, servedByOthers);
-            if (before !== undefined && before !== controller.linkedCluster) await this.unlinkCluster(before);
-            return result;
-        }
-        const cluster = controller?.servedCluster ?? this.clusterOfMirrorsOf(name);
-        if (controller) {
+        if (!obj) {
             this.controllers.delete(name);
-            await controller.stop();
+            this.gatewayMemory.delete(name);
+            await controller?.stop();
+            return this.unlinkLeft(name, undefined, controller?.servedCluster);
         }
-        this.gatewayMemory.delete(name);
-        if (cluster) await this.unlinkCluster(cluster);
+        if (!controller) this.controllers.set(name, (controller = this.newLinkController(name)));
+        const servedByOthers = new Map<string, string>();
+        for (const [other, c] of this.controllers) if (other !== name && c.servedCluster) servedByOthers.set(c.servedCluster, other);
+        const before = controller.linkedCluster;
+        const result = await controller.reconcile(obj, servedByOthers);
+        // A Link never parsed (invalid, or waiting for its cluster) keeps what it has.
+        if (controller.linkedCluster !== undefined) await this.unlinkLeft(name, controller.linkedCluster, before);
+        return result;
     }
 
     private newLinkController(name: string): LinkController {
@@ -356,11 +354,18 @@ export class ServiceMirrorController implements Runnable {
         });
     }
 
-    /** The cluster of the mirrors that name this Link of ours (it was deleted while no replica led). */
-    private clusterOfMirrorsOf(link: string): string | undefined {
+    /**
+     * Removes the mirrors of the clusters a Link left, all but `kept`: `left` (the cluster it named
+     * until now, whichever Link made its mirrors) and the clusters of the mirrors that name it.
+     * From the mirrors as cached, not only from what changed: a removal that failed is tried
+     * again, and a Link moved or deleted while no replica led is caught up.
+     */
+    private async unlinkLeft(link: string, kept: string | undefined, left: string | undefined): Promise<void> {
         const annotation = `${this.opts.namespace}/${link}`;
-        const mirror = this.services.store.list().find((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === annotation);
-        return mirror?.metadata?.labels?.[CLUSTER_NAME_LABEL];
+        const mirrors = this.services.store.list().filter((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === annotation);
+        const clusters = new Set(mirrors.flatMap((svc) => svc.metadata?.labels?.[CLUSTER_NAME_LABEL] ?? []));
+        if (left !== undefined) clusters.add(left);
+        for (const cluster of clusters) if (cluster !== kept) await this.unlinkCluster(cluster);
     }
 
     /** Removes the mirrors of a cluster, unless a Link (served or not) still names it. */

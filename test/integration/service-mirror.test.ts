@@ -212,6 +212,21 @@ describe('service mirror', () => {
         await second.stop();
     });
 
+    it('removes on start the mirrors of the cluster a Link left while no controller ran', async () => {
+        const movedLinkNs = await env.local.namespace('mc');
+        const first = await runServiceMirror(env, movedLinkNs);
+        await createLink(env, movedLinkNs, { name: 'mover', cluster: 'before', gatewayAddress: '192.0.2.70' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('the mirror of the cluster it names', async () => (await endpointsOf(env, ns, 'web-before')).length === 1);
+        await first.stop();
+        await env.local.admin.mergePatch(objectPath(Links, movedLinkNs, 'mover'), { spec: { targetClusterName: 'after' } });
+        const second = await runServiceMirror(env, movedLinkNs);
+        await eventually('the mirror of the cluster it moved to', async () => (await endpointsOf(env, ns, 'web-after')).join() === 'IPv4 192.0.2.70 ready');
+        await eventually('none of the cluster it left', async () => !(await mirrorService(env, ns, 'web-before')) && (await mirrorSlices(env, ns, 'web-before')).length === 0);
+        await second.stop();
+    });
+
     it('restarts its Services watch when an update finds the cache stale while that watch has gone silently dead', async () => {
         // This replica reaches the local apiserver through a proxy that forgets idle connections.
         const proxy = new TcpProxy('127.0.0.1', env.local.state.apiserverPort);
