@@ -143,6 +143,9 @@ describe('service mirror', () => {
         assert.deepEqual(status.gatewayResolution, [{ name: '192.0.2.1', addresses: ['192.0.2.1'] }]);
         const metric = await running.registry.getSingleMetric('mesh_endpoints_service_mirror_mirrored_services')?.get();
         assert.ok((metric?.values.find((v) => v.labels.link === 'east')?.value ?? 0) >= 1);
+        // The Link's work runs on the reconciler runtime, under a controller name of its own.
+        const reconciles = await running.registry.getSingleMetric('mesh_endpoints_reconcile_total')?.get();
+        assert.ok((reconciles?.values.find((v) => v.labels.name === 'service-mirror/link/east' && v.labels.result === 'success')?.value ?? 0) >= 1);
         await deleteRemoteService(env, ns, bad);
         await eventually('no longer listed once gone', async () => !entryOf((await getLink(env, linkNs, 'east')).status, bad));
     });
@@ -182,6 +185,14 @@ describe('service mirror', () => {
         assert.deepEqual(await endpointsOf(env, ns, 'web-moved'), ['IPv4 192.0.2.60 ready']);
         await eventually('east mirrors it as ever', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.1 ready');
         for (const name of ['first', 'second']) await env.local.admin.delete(objectPath(Links, linkNs, name));
+    });
+
+    it('serves a Link named like one of its other controllers: the work of each Link has a controller name of its own', async () => {
+        await createLink(env, linkNs, { name: 'federated', cluster: 'fed', gatewayAddress: '192.0.2.80' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        await eventually('its mirror', async () => (await endpointsOf(env, ns, 'web-fed')).join() === 'IPv4 192.0.2.80 ready');
+        await env.local.admin.delete(objectPath(Links, linkNs, 'federated'));
     });
 
     it('removes the mirrors and slices of a deleted Link, and only those', async () => {
