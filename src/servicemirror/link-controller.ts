@@ -106,7 +106,6 @@ export class LinkController {
     private credentials: CredentialsProblem | null | undefined;
     /** Since when the Link cannot be served (invalid, duplicate, remote watch cannot start). */
     private unservedSince: number | undefined;
-    private unservedTimer: NodeJS.Timeout | undefined;
     /** Whether the mirrors were queued since the current remote watch became ready. */
     private toldReady = false;
     /**
@@ -281,17 +280,19 @@ export class LinkController {
     private unserved(): void {
         if (this.unservedSince !== undefined) return;
         this.unservedSince = Date.now();
-        this.unservedTimer = setTimeout(() => this.work.add(UNSERVED_WORK), this.deps.policy.staleWindowMs + 1);
+        this.work.addAfter(UNSERVED_WORK, this.deps.policy.staleWindowMs + 1);
     }
 
     private served(): void {
         this.unservedSince = undefined;
-        clearTimeout(this.unservedTimer);
     }
 
     /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
-    private async withdrawReadiness(): Promise<void> {
-        if (this.unservedSince === undefined || Date.now() <= this.unservedSince + this.deps.policy.staleWindowMs) return;
+    private async withdrawReadiness(): Promise<ReconcileResult> {
+        if (this.unservedSince === undefined) return;
+        // Queued for an earlier term of being unserved (served in between): the window runs on.
+        const dueMs = this.unservedSince + this.deps.policy.staleWindowMs + 1 - Date.now();
+        if (dueMs > 0) return { requeueAfterMs: dueMs };
         if ((await this.deps.mirrors.withdrawReadiness(this.mirrorsOfLink())) === 0) return;
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
     }
@@ -439,7 +440,7 @@ export class LinkController {
     }
 
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
-    private async sync(work: LinkWork): Promise<void> {
+    private async sync(work: LinkWork): Promise<ReconcileResult> {
         if (work.kind === 'mirror') return this.syncMirror(work.namespace, work.name);
         if (work.kind === 'unserved') return this.withdrawReadiness();
         await this.status.write({
@@ -521,7 +522,6 @@ export class LinkController {
 
     /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
     async stop(): Promise<void> {
-        clearTimeout(this.unservedTimer);
         await this.work.stop();
         await Promise.all([this.stopRemote(), this.gateway.stop()]);
         this.deps.metrics.forgetLink(this.labels());
