@@ -267,7 +267,7 @@ export class LinkController {
             return retry;
         }
         this.credentials = null;
-        this.served();
+        this.unservedSince = undefined; // a withdrawal still queued finds nothing to do
         this.deps.metrics.remoteWatches.inc();
         for (const error of gatewayErrors) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         this.log.info({ cluster, restarted }, 'watching remote cluster');
@@ -281,10 +281,6 @@ export class LinkController {
         if (this.unservedSince !== undefined) return;
         this.unservedSince = Date.now();
         this.work.addAfter(UNSERVED_WORK, this.deps.policy.staleWindowMs + 1);
-    }
-
-    private served(): void {
-        this.unservedSince = undefined;
     }
 
     /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
