@@ -19,13 +19,9 @@ export interface EventSink {
 export interface EventRecorderOptions {
     /** Only the leader records; the other replicas saw the same thing and stay quiet. */
     isLeader?: () => boolean;
-    /** Spam filter per object and reason: events at once, then one per refillMs (client-go: 25, 5 min). */
-    burst?: number;
-    refillMs?: number;
     /** Events waiting to be sent; more are dropped. */
     queueSize?: number;
     registry?: Registry;
-    now?: () => number;
 }
 
 /** What to do with one event: drop it (spam), create an Event, or count it on an existing one. */
@@ -40,16 +36,15 @@ interface Sent {
     at: number;
 }
 
+const BURST = 25;
+const REFILL_MS = 300_000;
+
 /** The pure part: spam filter and aggregation, on a clock given by the caller. */
 export class EventFilter {
     private readonly buckets = new Map<string, { tokens: number; at: number }>();
     private readonly sent = new Map<string, Sent>();
 
-    constructor(
-        private readonly aggregateMs: number,
-        private readonly burst = 25,
-        private readonly refillMs = 300_000,
-    ) {}
+    constructor(private readonly aggregateMs: number) {}
 
     decide(obj: KubeObject, type: EventType, reason: string, message: string, now: number): EventDecision {
         const meta = obj.metadata ?? {};
@@ -91,8 +86,8 @@ export class EventFilter {
     }
 
     private take(key: string, now: number): boolean {
-        const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-        bucket.tokens = Math.min(this.burst, bucket.tokens + Math.max(0, now - bucket.at) / this.refillMs);
+        const bucket = this.buckets.get(key) ?? { tokens: BURST, at: now };
+        bucket.tokens = Math.min(BURST, bucket.tokens + Math.max(0, now - bucket.at) / REFILL_MS);
         bucket.at = now;
         this.buckets.set(key, bucket);
         if (bucket.tokens < 1) return false;
@@ -104,7 +99,7 @@ export class EventFilter {
     private prune(now: number): void {
         if (this.sent.size >= 10_000) for (const [id, s] of this.sent) if (now - s.at >= this.aggregateMs) this.sent.delete(id);
         if (this.buckets.size >= 10_000) {
-            for (const [key, b] of this.buckets) if (b.tokens + (now - b.at) / this.refillMs >= this.burst) this.buckets.delete(key);
+            for (const [key, b] of this.buckets) if (b.tokens + (now - b.at) / REFILL_MS >= BURST) this.buckets.delete(key);
         }
     }
 }
@@ -123,7 +118,6 @@ export class EventRecorder implements EventSink {
     private readonly queue: Pending[] = [];
     private sending = false;
     private readonly isLeader: () => boolean;
-    private readonly now: () => number;
     private readonly queueSize: number;
     private readonly results: Counter<'result'> | undefined;
 
@@ -135,9 +129,8 @@ export class EventRecorder implements EventSink {
         aggregateMs = 10 * 60_000,
         options: EventRecorderOptions = {},
     ) {
-        this.filter = new EventFilter(aggregateMs, options.burst, options.refillMs);
+        this.filter = new EventFilter(aggregateMs);
         this.isLeader = options.isLeader ?? (() => true);
-        this.now = options.now ?? Date.now;
         this.queueSize = options.queueSize ?? 1000;
         this.results = options.registry
             ? new Counter({
@@ -151,7 +144,7 @@ export class EventRecorder implements EventSink {
 
     record(obj: KubeObject, type: EventType, reason: string, message: string): void {
         if (!this.isLeader()) return;
-        const at = this.now();
+        const at = Date.now();
         const decision = this.filter.decide(obj, type, reason, message, at);
         if (decision.action === 'spam') return this.count('spam');
         const meta = obj.metadata ?? {};

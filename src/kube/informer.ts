@@ -84,15 +84,11 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
     openTimeoutMs?: number;
     /** Restart an answered watch that received nothing for this long before its first bookmark (DEFAULT_INACTIVITY_MS). */
     inactivityMs?: number;
-    /** ... and for this long once it has had one (DEFAULT_BOOKMARKED_INACTIVITY_MS; never above inactivityMs). */
-    bookmarkedInactivityMs?: number;
     /** How long a watch may stay silent after an answer showed the server ahead of the cache before it is restarted (default 3 s). */
     staleWatchMs?: number;
     backoffInitialMs?: number;
     backoffMaxMs?: number;
     listPageSize?: number;
-    /** How often a missing CRD is looked for (default 5 s). */
-    crdPollMs?: number;
     log?: (level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) => void;
     /**
      * Objects larger than this (in characters of their JSON, as served) are never cached: a
@@ -349,7 +345,7 @@ export class Informer<T extends KubeObject> {
                 crd: crd.name,
             });
         }
-        return Math.min(this.backoff(failures, undefined), this.opts.crdPollMs ?? 5_000);
+        return Math.min(this.backoff(failures, undefined), 5_000);
     }
 
     private foundResource(): void {
@@ -505,7 +501,7 @@ export class Informer<T extends KubeObject> {
         const abort = new AbortController();
         this.abort = abort;
         const inactivityMs = this.opts.inactivityMs ?? DEFAULT_INACTIVITY_MS;
-        const bookmarkedInactivityMs = Math.min(inactivityMs, this.opts.bookmarkedInactivityMs ?? DEFAULT_BOOKMARKED_INACTIVITY_MS);
+        const bookmarkedInactivityMs = Math.min(inactivityMs, DEFAULT_BOOKMARKED_INACTIVITY_MS);
         let limitMs = Math.min(inactivityMs, this.opts.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS);
         let answered = false;
         let bookmarked = false;

@@ -39,11 +39,8 @@ export interface LeaderElectionOptions {
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
-    /** Bound on releasing the lease at stop: a hung apiserver must not hold up a shutdown. */
-    releaseTimeoutMs?: number;
     onStartedLeading?: () => void;
     onStoppedLeading?: () => void;
-    onNewLeader?: (identity: string) => void;
     /**
      * Lease requests went unanswered (a timeout, a reset: no status from the apiserver) since
      * `since` (performance.now() of the first of them): told once when they start failing so,
@@ -88,7 +85,6 @@ export class LeaderElector {
     private observedAt = 0;
     private lastRenewStartedAt = -Infinity;
     private leading = false;
-    private lastLeader = '';
     private stopped = false;
     private wake: (() => void) | undefined;
     private loop: Promise<void> | undefined;
@@ -134,8 +130,8 @@ export class LeaderElector {
         clearTimeout(this.stepDownTimer);
         if (this.leading) {
             this.setLeading(false);
-            const signal = AbortSignal.timeout(this.opts.releaseTimeoutMs ?? 2_000);
-            await this.release(signal).catch((err: Error) => this.log('warn', 'releasing the lease failed', { error: err.message }));
+            // A hung apiserver must not hold up a shutdown.
+            await this.release(AbortSignal.timeout(2_000)).catch((err: Error) => this.log('warn', 'releasing the lease failed', { error: err.message }));
         }
     }
 
@@ -217,15 +213,9 @@ export class LeaderElector {
 
     private observe(spec: LeaseSpec | undefined): void {
         const record = JSON.stringify(spec ?? {});
-        if (record !== this.observedRecord) {
-            this.observedRecord = record;
-            this.observedAt = performance.now();
-        }
-        const holder = spec?.holderIdentity ?? '';
-        if (holder && holder !== this.lastLeader) {
-            this.lastLeader = holder;
-            this.opts.onNewLeader?.(holder);
-        }
+        if (record === this.observedRecord) return;
+        this.observedRecord = record;
+        this.observedAt = performance.now();
     }
 
     private path(): string {

@@ -89,10 +89,6 @@ export class ObjectStore<T extends KubeObject> {
         return namespace === undefined || all.length === 0 ? all : all.filter((obj) => obj.metadata?.namespace === namespace);
     }
 
-    namespaces(): string[] {
-        return [...this.byNamespace.keys()];
-    }
-
     size(): number {
         return this.byKey.size;
     }

@@ -165,10 +165,6 @@ export class WorkQueue<K extends string = string> {
         return new Promise((resolve) => waiters.push(resolve));
     }
 
-    isShuttingDown(): boolean {
-        return this.shuttingDown;
-    }
-
     private enqueue(key: K): void {
         this.queued.push(key);
         const getter = this.getters.shift();
