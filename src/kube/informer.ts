@@ -8,7 +8,7 @@
 // to install it) and polled for until it appears. It owns the cache of one resource type and
 // the event callbacks; it never writes to the apiserver.
 import { ApiError, isGone, isNotFound, type KubeRest, type ServerCopy } from './rest.js';
-import { collectionPath, type ResourceType } from './resources.js';
+import { apiVersionOf, collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { Pacer } from './pacer.js';
 
@@ -460,10 +460,7 @@ export class Informer<T extends KubeObject> {
      * own transform.
      */
     private toCached(raw: KubeObject): T {
-        const apiVersion = this.opts.resource.group
-            ? `${this.opts.resource.group}/${this.opts.resource.version}`
-            : this.opts.resource.version;
-        const obj: KubeObject = { apiVersion, kind: this.opts.resource.kind, ...raw };
+        const obj: KubeObject = { apiVersion: apiVersionOf(this.opts.resource), kind: this.opts.resource.kind, ...raw };
         if (obj.metadata && 'managedFields' in obj.metadata) {
             const { managedFields: _, ...metadata } = obj.metadata;
             obj.metadata = metadata;

@@ -208,8 +208,7 @@ export class Manager {
                 await drained;
             }
             await this.elector?.stop();
-            const informers = new Set(this.runnables.flatMap((r) => [...r.informers, ...(r.optionalInformers ?? [])]));
-            await Promise.all([...informers].map((i) => i.stop()));
+            await Promise.all([...this.informers(), ...this.optionalInformers()].map((i) => i.stop()));
             await Promise.all(this.services.map((s) => s.stop()));
             await this.admin?.stop();
             this.opts.rest.close();

@@ -503,34 +503,20 @@ export class KubeRest {
         onData: () => void,
         bounds?: WatchBounds,
     ): Promise<void> {
-        const tracked = this.track({ signal });
+        const { cancellation, release } = this.track({ signal });
         try {
-            await this.streamWatch(path, query, tracked.cancellation, onEvent, onData, bounds);
+            const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
+            if (isRedirect(res)) {
+                res.resume();
+                throw redirectError('GET', path, res);
+            }
+            if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
+            onData();
+            await readLines(res, (line) => onEvent(JSON.parse(line) as { type: string; object: unknown }), onData, bounds).catch((err: Error) => {
+                throw err instanceof ApiError ? err : new ApiError(0, 'Transport', `watch ${path}: ${err.message}`);
+            });
         } finally {
-            tracked.release();
-        }
-    }
-
-    private async streamWatch(
-        path: string,
-        query: Query,
-        cancellation: Cancellation,
-        onEvent: (event: { type: string; object: unknown }) => void,
-        onData: () => void,
-        bounds?: WatchBounds,
-    ): Promise<void> {
-        const res = await this.send('GET', path, { query: { ...query, watch: true } }, cancellation);
-        if (isRedirect(res)) {
-            res.resume();
-            throw redirectError('GET', path, res);
-        }
-        if ((res.statusCode ?? 0) !== 200) throw statusError(res.statusCode ?? 0, await readBody(res));
-        onData();
-        try {
-            await readLines(res, (line) => onEvent(JSON.parse(line) as { type: string; object: unknown }), onData, bounds);
-        } catch (err) {
-            if (err instanceof ApiError) throw err;
-            throw new ApiError(0, 'Transport', `watch ${path}: ${(err as Error).message}`);
+            release();
         }
     }
 
