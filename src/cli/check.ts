@@ -7,7 +7,7 @@
 // Prints ✔/‼/✖ per check with a hint, and exits 1 when any check fails.
 import type { Command } from 'commander';
 import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
-import { isNotFound, KubeRest } from '../kube/rest.js';
+import { KubeRest } from '../kube/rest.js';
 import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
@@ -44,8 +44,8 @@ import {
 import { checksText } from '../ops/format.js';
 import { SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
 import { durationOption, fail } from './common.js';
-import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
-import { readLinks, readMcs } from './read.js';
+import { operatorCommand, print, withClient, type OperatorFlags } from './operator-options.js';
+import { getIfExists, readLinks, readMcs } from './read.js';
 import { mcsChecks } from '../ops/mcs-report.js';
 import { CLUSTER_ID_PROPERTY, ClusterProperties } from '../servicemirror/mcs/types.js';
 
@@ -59,10 +59,7 @@ interface Flags extends OperatorFlags {
 }
 
 export function checkCommand(program: Command): void {
-    const command = program
-        .command('check')
-        .description('check the CRDs, the controllers, your rights and every Link; exit 1 if a check fails');
-    operatorOptions(command)
+    operatorCommand(program, 'check', 'check the CRDs, the controllers, your rights and every Link; exit 1 if a check fails')
         .option('--controller-namespace <ns>', "namespace of the external-workloads controller's Lease", 'mesh-endpoints')
         .option('--external-workloads-lease <name>', "the external-workloads controller's Lease (its --lease-name)", EXTERNAL_WORKLOADS_LEASE)
         .addOption(durationOption('--remote-timeout <duration>', "how long to wait for each Link's remote apiserver", 5_000))
@@ -92,7 +89,7 @@ async function run(flags: Flags): Promise<boolean> {
                 return undefined;
             }
         };
-        const crds = await read('CRDs', 'the CRDs', () => Promise.all(EXPECTED_CRDS.map((c) => getOrUndefined<CrdObject>(rest, `${CRD_PATH}/${c.name}`))));
+        const crds = await read('CRDs', 'the CRDs', () => Promise.all(EXPECTED_CRDS.map((c) => getIfExists<CrdObject>(rest, `${CRD_PATH}/${c.name}`))));
         if (crds) results.push(...crdChecks(crds.filter((c): c is CrdObject => c !== undefined)));
 
         const view = await read('Links', `the Links of ${flags.namespace}`, () => readLinks(rest, flags.namespace));
@@ -103,7 +100,7 @@ async function run(flags: Flags): Promise<boolean> {
         ];
         for (const { controller, ref, required } of leases) {
             const path = objectPath(Leases, ref.namespace, ref.name);
-            const lease = await read('controllers', `Lease ${ref.namespace}/${ref.name}`, () => getOrUndefined<LeaseObject>(rest, path).then((l) => ({ l })));
+            const lease = await read('controllers', `Lease ${ref.namespace}/${ref.name}`, () => getIfExists<LeaseObject>(rest, path).then((l) => ({ l })));
             if (lease) results.push(leaseCheck(controller, ref, lease.l, Date.now(), required));
         }
 
@@ -130,21 +127,12 @@ async function run(flags: Flags): Promise<boolean> {
         }
         const mcs = await read('Multi-Cluster Services', 'the ServiceExports and ServiceImports', () => readMcs(rest));
         const property = await read('Multi-Cluster Services', `ClusterProperty ${CLUSTER_ID_PROPERTY}`, () =>
-            getOrUndefined<{ spec?: { value?: string } }>(rest, objectPath(ClusterProperties, undefined, CLUSTER_ID_PROPERTY)),
+            getIfExists<{ spec?: { value?: string } }>(rest, objectPath(ClusterProperties, undefined, CLUSTER_ID_PROPERTY)),
         );
         results.push(...mcsChecks({ crdsInstalled: mcs !== undefined, clusterName: property?.spec?.value, report: mcs }));
         print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
         return anyFailed(results);
     });
-}
-
-async function getOrUndefined<T>(rest: KubeRest, path: string): Promise<T | undefined> {
-    try {
-        return await rest.get<T>(path);
-    } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-    }
 }
 
 async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: AccessNeed; allowed: boolean }[]> {
@@ -220,7 +208,7 @@ async function destinationCredentials(rest: KubeRest, namespace: string, cluster
     const name = credentialsSecretName(cluster);
     const secretRef = `${namespace}/${name}`;
     type Secret = { type?: string; metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> };
-    const secret = await getOrUndefined<Secret>(rest, objectPath(Secrets, namespace, name)).catch((err: Error) => err);
+    const secret = await getIfExists<Secret>(rest, objectPath(Secrets, namespace, name)).catch((err: Error) => err);
     if (secret instanceof Error) return { found: 'unusable', secret: secretRef, error: `reading it: ${secret.message}` };
     if (!secret) return { found: 'no', secret: secretRef };
     const problems = [

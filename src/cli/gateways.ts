@@ -8,7 +8,7 @@ import { gatewayLine, probeTarget } from '../ops/gateways-report.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { probeOnce } from '../servicemirror/link/probe.js';
 import { durationOption, fail, probeOverrideFlag } from './common.js';
-import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
+import { operatorCommand, print, withClient, type OperatorFlags } from './operator-options.js';
 import { readLinks } from './read.js';
 
 interface Flags extends OperatorFlags {
@@ -18,10 +18,7 @@ interface Flags extends OperatorFlags {
 }
 
 export function gatewaysCommand(program: Command): void {
-    const command = program
-        .command('gateways')
-        .description('show for each Link whether its gateway is alive, its probe latency, its addresses and its mirrored Services');
-    operatorOptions(command)
+    operatorCommand(program, 'gateways', 'show for each Link whether its gateway is alive, its probe latency, its addresses and its mirrored Services')
         .option('--no-probe', "do not probe the gateways; show the service mirror's last probe report")
         .option('--probe-address-override <host[:port]>', 'send the probes here instead of to the gateway address (a local proxy to the gateway)', probeOverrideFlag)
         .addOption(durationOption('--probe-timeout <duration>', "timeout of one probe (the Link's own probeSpec.timeout when shorter)", 5_000))

@@ -16,11 +16,12 @@ import { readFileSync } from 'node:fs';
 import type { V1Service } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { isAlreadyExists, isNotFound, type KubeRest, KubeRest as Rest } from '../kube/rest.js';
+import { isAlreadyExists, KubeRest } from '../kube/rest.js';
 import { collectionPath, ConfigMaps, Namespaces, objectPath, ServiceAccounts, Services } from '../kube/resources.js';
 import { ALLOW_INSECURE_TLS_FLAG, describeRefusals, loadUntrustedKubeconfig } from '../kube/untrusted-kubeconfig.js';
-import { destinationAccessObjects, gatewaySpecFrom, linkYaml, needsDestination, remoteAccessObjects, remoteKubeconfig, type RemoteKubeconfigInput, type RemoteReaderObjects } from './link-gen.js';
-import { boolFlag, durationFlag, fail, loadKubeConfig } from './common.js';
+import { credentialsSecretName, destinationAccessObjects, gatewaySpecFrom, linkYaml, needsDestination, remoteAccessObjects, remoteKubeconfig, type RemoteReaderObjects } from './link-gen.js';
+import { boolFlag, durationOption, fail, loadKubeConfig } from './common.js';
+import { getIfExists } from './read.js';
 
 interface Flags {
     remoteKubeconfig: string;
@@ -64,11 +65,7 @@ export function linkCommand(program: Command): void {
         .option('--namespace <ns>', 'namespace of the Link and Secret here, and of the ServiceAccount on the remote', 'linkerd-multicluster')
         .option('--cluster-domain <domain>', "the remote cluster's DNS domain", 'cluster.local')
         .option('--api-server-address <url>', "the remote apiserver's address as the local cluster reaches it (default: the one in --remote-kubeconfig)")
-        .addOption(
-            new Option('--token-expiration <duration>', 'requested lifetime of the remote token')
-                .argParser(durationFlag)
-                .default(365 * 24 * 3_600_000, '8760h'),
-        )
+        .addOption(durationOption('--token-expiration <duration>', 'requested lifetime of the remote token', 365 * 24 * 3_600_000))
         .option('--remote-discovery [bool]', "the Link selects remote-discovery Services (mirror.linkerd.io/exported=remote-discovery), which Linkerd's destination resolves in the remote cluster: also writes the destination's Secret", boolFlag, true)
         .option('--federated [bool]', "the Link selects federated Service members (mirror.linkerd.io/federated=member), resolved the same way: also writes the destination's Secret", boolFlag, true)
         .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace here, where the destination reads its Secret", 'linkerd')
@@ -82,20 +79,15 @@ async function run(flags: Flags): Promise<void> {
     const cluster = kubeConfig.getCurrentCluster()!;
     const caPem = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? readFileSync(cluster.caFile, 'utf8') : undefined;
     const kubeconfigOf = (token: string): string =>
-        remoteKubeconfig({ clusterName: flags.clusterName, server: flags.apiServerAddress ?? cluster.server, caPem, insecureSkipTlsVerify: cluster.skipTLSVerify, token } satisfies RemoteKubeconfigInput);
+        remoteKubeconfig({ clusterName: flags.clusterName, server: flags.apiServerAddress ?? cluster.server, caPem, insecureSkipTlsVerify: cluster.skipTLSVerify, token });
     // Before anything is created on the remote: what would be written must be accepted.
     refuseWhatTheMirrorRefuses(kubeconfigOf('placeholder'), flags.allowInsecureRemoteTls);
     const modes = { remoteDiscovery: flags.remoteDiscovery, federated: flags.federated };
-    const remote = new Rest(kubeConfig);
+    const remote = new KubeRest(kubeConfig);
     try {
         const { namespace: gwNamespace, name: gwName } = flags.gatewayService;
-        let gateway: V1Service;
-        try {
-            gateway = await remote.get<V1Service>(objectPath(Services, gwNamespace, gwName));
-        } catch (err) {
-            if (isNotFound(err)) throw new Error(`gateway Service ${gwNamespace}/${gwName} not found on the remote cluster (see --gateway-service)`);
-            throw err;
-        }
+        const gateway = await getIfExists<V1Service>(remote, objectPath(Services, gwNamespace, gwName));
+        if (!gateway) throw new Error(`gateway Service ${gwNamespace}/${gwName} not found on the remote cluster (see --gateway-service)`);
         const spec = gatewaySpecFrom(gateway);
         if ('error' in spec) throw new Error(spec.error);
 
@@ -120,7 +112,7 @@ async function run(flags: Flags): Promise<void> {
         );
         if (destination) {
             process.stderr.write(
-                `link ${flags.clusterName}: Linkerd's destination resolves remote-discovery and federated Services with Secret ${flags.controlPlaneNamespace}/cluster-credentials-${flags.clusterName} ` +
+                `link ${flags.clusterName}: Linkerd's destination resolves remote-discovery and federated Services with Secret ${flags.controlPlaneNamespace}/${credentialsSecretName(flags.clusterName)} ` +
                     `(trust domain ${trustDomain}); it reads that Secret only when it is created: to give it a new token, delete the Secret before applying\n`,
             );
         }
@@ -142,14 +134,9 @@ function refuseWhatTheMirrorRefuses(kubeconfig: string, allowInsecureTls: boolea
 
 /** The remote's identity trust domain, as its linkerd-config says (Linkerd's default when it has none). */
 async function remoteTrustDomain(remote: KubeRest): Promise<string> {
-    try {
-        const config = await remote.get<{ data?: Record<string, string> }>(objectPath(ConfigMaps, 'linkerd', 'linkerd-config'));
-        const values = parse(config.data?.values ?? '') as { identityTrustDomain?: unknown } | null;
-        if (typeof values?.identityTrustDomain === 'string' && values.identityTrustDomain !== '') return values.identityTrustDomain;
-    } catch (err) {
-        if (!isNotFound(err)) throw err;
-    }
-    return 'cluster.local';
+    const config = await getIfExists<{ data?: Record<string, string> }>(remote, objectPath(ConfigMaps, 'linkerd', 'linkerd-config'));
+    const values = parse(config?.data?.values ?? '') as { identityTrustDomain?: unknown } | null;
+    return typeof values?.identityTrustDomain === 'string' && values.identityTrustDomain !== '' ? values.identityTrustDomain : 'cluster.local';
 }
 
 /** Idempotent: objects that exist are kept (RBAC objects are brought back to what we need). Returns a new token. */

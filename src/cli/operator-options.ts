@@ -10,13 +10,13 @@ export interface OperatorFlags {
     output: string;
 }
 
-export const LINK_NAMESPACE = 'linkerd-multicluster';
-
-/** --kubeconfig, -n/--namespace (the Links' namespace, the service mirror's) and -o/--output. */
-export function operatorOptions(command: Command, formats: [string, ...string[]] = ['table', 'json']): Command {
-    return command
+/** The subcommand with --kubeconfig, -n/--namespace (the Links' namespace, the service mirror's) and -o/--output. */
+export function operatorCommand(program: Command, name: string, description: string, formats: [string, ...string[]] = ['table', 'json']): Command {
+    return program
+        .command(name)
+        .description(description)
         .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG or ~/.kube/config)')
-        .option('-n, --namespace <ns>', "namespace of the Links and the service mirror's Lease", LINK_NAMESPACE)
+        .option('-n, --namespace <ns>', "namespace of the Links and the service mirror's Lease", 'linkerd-multicluster')
         .addOption(new Option('-o, --output <format>', 'output format').choices(formats).default(formats[0]));
 }
 

@@ -22,13 +22,16 @@ export async function listAll<T>(rest: KubeRest, path: string, query: Query = {}
 }
 
 /** The list, or undefined when the apiserver does not serve the resource (its CRD is missing). */
-export async function listIfServed<T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[] | undefined> {
-    try {
-        return await listAll<T>(rest, path, query);
-    } catch (err) {
+export const listIfServed = <T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[] | undefined> => orUndefined(listAll<T>(rest, path, query));
+
+/** The object, or undefined when it (or its resource) does not exist. */
+export const getIfExists = <T>(rest: KubeRest, path: string): Promise<T | undefined> => orUndefined(rest.get<T>(path));
+
+function orUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+    return read.catch((err: unknown) => {
         if (isNotFound(err)) return undefined;
         throw err;
-    }
+    });
 }
 
 export interface LinksView {

@@ -11,7 +11,7 @@ import type { KubeRest } from '../kube/rest.js';
 import { linksText, mcsText, workloadsText } from '../ops/format.js';
 import { workloadsReport, type WorkloadsReport } from '../ops/workloads-report.js';
 import { fail } from './common.js';
-import { operatorOptions, print, withClient, type OperatorFlags } from './operator-options.js';
+import { operatorCommand, print, withClient, type OperatorFlags } from './operator-options.js';
 import { listAll, listIfServed, readLinks, readMcs } from './read.js';
 
 interface Flags extends OperatorFlags {
@@ -20,10 +20,7 @@ interface Flags extends OperatorFlags {
 }
 
 export function statusCommand(program: Command): void {
-    const command = program
-        .command('status')
-        .description('show the Services with external workloads and the Links, with what each publishes and why');
-    operatorOptions(command)
+    operatorCommand(program, 'status', 'show the Services with external workloads and the Links, with what each publishes and why')
         .option('--workload-namespace <ns>', 'show the Services with external workloads of this namespace only (default: all)')
         .option('--managed-by <value>', 'managed-by value of the external-workloads controller\'s slices', DEFAULT_MANAGED_BY)
         .action((flags: Flags) => run(flags).catch(fail));

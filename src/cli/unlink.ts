@@ -9,8 +9,8 @@ import { EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType
 import { findLink, unlinkObjects, unlinkYaml, type DestinationSecretObject, type ObjectToDelete } from '../ops/unlink.js';
 import { credentialsSecretName } from './link-gen.js';
 import { fail } from './common.js';
-import { operatorOptions, withClient, type OperatorFlags } from './operator-options.js';
-import { listLinks, readMirrors } from './read.js';
+import { operatorCommand, withClient, type OperatorFlags } from './operator-options.js';
+import { getIfExists, listLinks, readMirrors } from './read.js';
 
 interface Flags extends OperatorFlags {
     clusterName: string;
@@ -21,10 +21,7 @@ interface Flags extends OperatorFlags {
 const RESOURCES: Record<string, ResourceType> = { Link: Links, Secret: Secrets, Service: Services, EndpointSlice: EndpointSlices };
 
 export function unlinkCommand(program: Command): void {
-    const command = program
-        .command('unlink')
-        .description('print the removal of a Link, its credentials Secret and its mirrors, for kubectl delete --ignore-not-found -f -');
-    operatorOptions(command, ['yaml', 'json'])
+    operatorCommand(program, 'unlink', 'print the removal of a Link, its credentials Secret and its mirrors, for kubectl delete --ignore-not-found -f -', ['yaml', 'json'])
         .requiredOption('--cluster-name <name>', 'the cluster whose Link goes (the Link of that name, else the one targeting it)')
         .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace, where the destination's Secret for the cluster is", 'linkerd')
         .option('--apply', 'delete them now instead of printing them')
@@ -39,10 +36,7 @@ async function run(flags: Flags): Promise<void> {
         if ('error' in found) throw new Error(found.error);
         const { services, slices } = await readMirrors(rest);
         const cluster = (found.link.spec?.targetClusterName as string | undefined) ?? '';
-        const destination = cluster === '' ? undefined : await rest.get<DestinationSecretObject>(objectPath(Secrets, flags.controlPlaneNamespace, credentialsSecretName(cluster))).catch((err: unknown) => {
-            if (isNotFound(err)) return undefined;
-            throw err;
-        });
+        const destination = cluster === '' ? undefined : await getIfExists<DestinationSecretObject>(rest, objectPath(Secrets, flags.controlPlaneNamespace, credentialsSecretName(cluster)));
         const objects = unlinkObjects(found.link, services, slices, destination);
         if (!flags.apply) {
             process.stdout.write(flags.output === 'json' ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n` : unlinkYaml(objects));
