@@ -35,13 +35,16 @@ export function boolFlag(text: string): boolean {
     throw new InvalidArgumentError('expected true or false');
 }
 
-export function intFlag(min: number, max: number) {
+/** A number in min..max; `whole`: an integer. */
+function numberFlag(min: number, max: number, whole: boolean) {
     return (text: string): number => {
         const n = Number(text);
-        if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer in ${min}..${max}`);
+        if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) throw new InvalidArgumentError(`must be ${whole ? 'an integer' : 'a number'} in ${min}..${max}`);
         return n;
     };
 }
+
+export const intFlag = (min: number, max: number) => numberFlag(min, max, true);
 
 export function fail(err: unknown): never {
     process.stderr.write(`mesh-endpoints: ${(err as Error).message ?? String(err)}\n`);
@@ -84,7 +87,7 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
                 600_000,
             ),
         )
-        .option('--kube-api-qps <n>', KUBE_API_QPS_HELP, numberFlag(0, 10_000), DEFAULT_KUBE_API_QPS)
+        .option('--kube-api-qps <n>', KUBE_API_QPS_HELP, numberFlag(0, 10_000, false), DEFAULT_KUBE_API_QPS)
         .option('--kube-api-burst <n>', 'requests to the apiserver allowed at once above --kube-api-qps', intFlag(1, 100_000), DEFAULT_KUBE_API_BURST)
         .option('--log-level <level>', 'trace, debug, info, warn or error', 'info');
 }
@@ -95,19 +98,11 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
 // controllers, as kube-controller-manager's own default (20) does; the burst of 50 writes a
 // 5 000-endpoint Service (50 slices) or a start-up's lists without waiting. Steady state needs far
 // less: a no-op resync writes nothing. Requests over the limit wait; none fail.
-export const DEFAULT_KUBE_API_QPS = 20;
-export const DEFAULT_KUBE_API_BURST = 50;
+const DEFAULT_KUBE_API_QPS = 20;
+const DEFAULT_KUBE_API_BURST = 50;
 const KUBE_API_QPS_HELP =
     'client-side limit of requests per second to the apiserver, for this whole process (0: none); lease calls are not limited. ' +
     'The default is a third of the EndpointSlice writes a small apiserver took in our benchmark (bench/apiserver-writes.ts)'
-
-function numberFlag(min: number, max: number) {
-    return (text: string): number => {
-        const n = Number(text);
-        if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number in ${min}..${max}`);
-        return n;
-    };
-}
 
 /** Runs one controller under a manager with leader election until SIGTERM/SIGINT. */
 export async function runController(
@@ -155,7 +150,6 @@ export async function runController(
     if (manager.admin) process.stderr.write(`admin endpoint listening on ${manager.admin.address}\n`);
 }
 
-/** --probe-address-override: "HOST", "HOST:PORT" or "[IPv6]:PORT". */
 /** --probe-allow-cidrs: the ranges a probe may reach although src/ip/probe-target.ts refuses them. */
 export const PROBE_ALLOW_CIDRS_HELP =
     'comma-separated CIDRs probes may go to although they are loopback, link-local (cloud metadata included), unspecified or multicast, e.g. 127.0.0.0/8 for workloads on this host (default: none; see docs/security.md)';
@@ -166,6 +160,7 @@ export function probeAllowCidrsFlag(text: string): ProbeCidr[] {
     return parsed.cidrs;
 }
 
+/** --probe-address-override: "HOST", "HOST:PORT" or "[IPv6]:PORT". */
 export function probeOverrideFlag(text: string): ProbeAddressOverride {
     const parsed = parseProbeAddressOverride(text);
     if (!parsed) throw new InvalidArgumentError('expected HOST, HOST:PORT or [IPv6]:PORT');

@@ -8,7 +8,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { DEFAULT_EXPORT_SELECTOR, DEFAULT_FEDERATED_SELECTOR, DEFAULT_REMOTE_DISCOVERY_SELECTOR } from '../servicemirror/api/keys.js';
-import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/api/link.js';
+import { CREDENTIALS_SECRET_KEY, CREDENTIALS_SECRET_TYPE, LINK_GROUP, LINK_STORAGE_VERSION, type LinkSpec } from '../servicemirror/api/link.js';
 import { parseDurationMs } from '../time/duration.js';
 import {
     DESTINATION_ACCESS_NAME,
@@ -21,20 +21,13 @@ import {
     type RemoteRight,
 } from '../servicemirror/link/remote-access.js';
 
-export { DESTINATION_ACCESS_NAME, REMOTE_ACCESS_NAME };
-
 export const GATEWAY_PORT_NAME = 'mc-gateway';
 export const PROBE_PORT_NAME = 'mc-probe';
 export const GATEWAY_IDENTITY_ANNOTATION = 'mirror.linkerd.io/gateway-identity';
 export const PROBE_PATH_ANNOTATION = 'mirror.linkerd.io/probe-path';
 export const PROBE_PERIOD_ANNOTATION = 'mirror.linkerd.io/probe-period';
 /** The Link fields that come from the remote gateway Service. */
-export interface GatewaySpec {
-    gatewayAddress: string;
-    gatewayPort: string;
-    gatewayIdentity: string;
-    probeSpec: { path: string; port: string; period: string; timeout: string; failureThreshold: string };
-}
+export type GatewaySpec = Pick<LinkSpec, 'gatewayAddress' | 'gatewayPort' | 'gatewayIdentity' | 'probeSpec'>;
 
 /**
  * The gateway as `linkerd multicluster link` reads it: every LoadBalancer ingress entry's `ip`,
@@ -140,15 +133,18 @@ function credentialsSecret(name: string, namespace: string, kubeconfig: string, 
  * the mirror's, in the control-plane namespace, labelled with the cluster name and annotated
  * with its trust and cluster domains (the destination skips a Secret without them).
  */
-export function destinationSecret(clusterName: string, clusterDomain: string, input: DestinationSecretInput) {
+function destinationSecret(clusterName: string, clusterDomain: string, input: DestinationSecretInput) {
     return credentialsSecret(credentialsSecretName(clusterName), input.namespace, input.kubeconfig, {
         labels: { [DESTINATION_CLUSTER_NAME_LABEL]: clusterName },
         annotations: { [DESTINATION_TRUST_DOMAIN_ANNOTATION]: input.trustDomain, [DESTINATION_CLUSTER_DOMAIN_ANNOTATION]: clusterDomain },
     });
 }
 
-/** The objects in the order `kubectl apply` gets them: the mirror's Secret, the destination's, the Link. */
-export function linkManifests(input: LinkManifestInput): object[] {
+/**
+ * The objects as one YAML stream for `kubectl apply -f -`, in the order it gets them: the
+ * mirror's Secret, the destination's, the Link.
+ */
+export function linkYaml(input: LinkManifestInput): string {
     const modes = input.modes ?? { remoteDiscovery: true, federated: true };
     const secretName = credentialsSecretName(input.clusterName);
     const objects: object[] = [credentialsSecret(secretName, input.namespace, input.kubeconfig)];
@@ -172,12 +168,7 @@ export function linkManifests(input: LinkManifestInput): object[] {
             ...(modes.federated && { federatedServiceSelector: DEFAULT_FEDERATED_SELECTOR }),
         },
     });
-    return objects;
-}
-
-/** The manifests as one YAML stream for `kubectl apply -f -`. */
-export function linkYaml(input: LinkManifestInput): string {
-    return linkManifests(input).map((o) => stringify(o)).join('---\n');
+    return objects.map((o) => stringify(o)).join('---\n');
 }
 
 export interface RemoteKubeconfigInput {
