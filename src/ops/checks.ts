@@ -130,9 +130,13 @@ function dedupe(needs: AccessNeed[]): AccessNeed[] {
     });
 }
 
-export function describeNeed(need: AccessNeed): string {
-    const resource = need.group ? `${need.resource}.${need.group}` : need.resource;
-    return `${need.verb} ${resource} ${need.namespace ? `in ${need.namespace}` : 'cluster-wide'}`;
+/** "list services", "watch endpointslices.discovery.k8s.io". */
+function describeRight(r: { verb: string; group: string; resource: string }): string {
+    return `${r.verb} ${r.group ? `${r.resource}.${r.group}` : r.resource}`;
+}
+
+function describeNeed(need: AccessNeed): string {
+    return `${describeRight(need)} ${need.namespace ? `in ${need.namespace}` : 'cluster-wide'}`;
 }
 
 /** One check for a set of rights: which were denied, and for which command. `required: false` makes it a warning. */
@@ -160,19 +164,14 @@ export function linkChecks(report: LinkReport, remote: RemoteProbe | undefined):
     const results: CheckResult[] = [];
     const reach = { category, description: `remote cluster ${report.targetClusterName} is reachable with the Link's credentials` };
     if (remote === undefined || remote.ok) results.push({ ...reach, status: 'ok', ...(remote ? { detail: remote.detail } : {}) });
-    else if (remote.refused) {
+    else {
         results.push({
             ...reach,
             status: 'fail',
             detail: remote.error,
-            hint: 'the service mirror refuses these credentials too (RemoteCredentialsValid=False) and does not serve the Link: run `mesh-endpoints link` again for a token kubeconfig',
-        });
-    } else {
-        results.push({
-            ...reach,
-            status: 'fail',
-            detail: remote.error,
-            hint: 'check the credentials Secret (spec.clusterCredentialsSecret): run `mesh-endpoints link` again for a fresh token, and that the remote apiserver is reachable from here',
+            hint: remote.refused
+                ? 'the service mirror refuses these credentials too (RemoteCredentialsValid=False) and does not serve the Link: run `mesh-endpoints link` again for a token kubeconfig'
+                : 'check the credentials Secret (spec.clusterCredentialsSecret): run `mesh-endpoints link` again for a fresh token, and that the remote apiserver is reachable from here',
         });
     }
     if (report.remote && !report.remote.readable) {
@@ -233,10 +232,6 @@ export interface RemoteAccessAnswer {
     allowed: boolean;
 }
 
-function describeRight(answer: RemoteAccessAnswer): string {
-    return `${answer.verb} ${answer.right.group ? `${answer.right.resource}.${answer.right.group}` : answer.right.resource}`;
-}
-
 /** Whether a reader's token may list and watch all it reads there; each denial says which mode fails without it. */
 export function remoteAccessCheck(category: string, reader: string, answers: readonly RemoteAccessAnswer[]): CheckResult {
     const result = { category, description: `${reader}'s token may list and watch what it reads in the remote cluster` };
@@ -245,7 +240,7 @@ export function remoteAccessCheck(category: string, reader: string, answers: rea
     return {
         ...result,
         status: 'fail',
-        detail: `denied: ${denied.map((d) => `${describeRight(d)} (without it ${d.right.neededFor} fail)`).join('; ')}`,
+        detail: `denied: ${denied.map((d) => `${describeRight({ ...d.right, verb: d.verb })} (without it ${d.right.neededFor} fail)`).join('; ')}`,
         hint: "run `mesh-endpoints link` again: it brings each remote ServiceAccount's ClusterRole back to what its reader needs",
     };
 }

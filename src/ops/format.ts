@@ -104,11 +104,10 @@ export function gatewaysText(lines: readonly GatewayLine[], namespace: string): 
     return table(['CLUSTER', 'ALIVE', 'LATENCY', 'ADDRESSES', 'MIRRORED', 'DETAIL'], rows);
 }
 
-const MARKS = { ok: '✔', warn: '‼', fail: '✖' } as const;
+const marks = { ok: '✔', warn: '‼', fail: '✖' } as const;
 
 /** Grouped by category in the order given, as `linkerd check` prints them. */
 export function checksText(results: readonly CheckResult[]): string {
-    const marks = MARKS;
     const parts: string[] = [];
     let category: string | undefined;
     for (const r of results) {

@@ -215,18 +215,12 @@ function mirrorLines(link: Link, services: readonly V1Service[], slices: readonl
     return [...lines.values()].sort((a, b) => compare(a.remote, b.remote));
 }
 
-export interface LinkRef {
-    namespace: string;
-    name: string;
-    targetClusterName: string;
-}
-
 /**
  * The local mirror Services of a Link: labelled as mirrors of its cluster and annotated with
  * this Link, or, without the annotation (written by an older mirror), of its cluster alone.
  * Another namespace's Link of the same cluster name keeps its mirrors.
  */
-export function mirrorsOfLink(link: LinkRef, services: readonly V1Service[]): V1Service[] {
+export function mirrorsOfLink(link: { namespace: string; name: string; targetClusterName: string }, services: readonly V1Service[]): V1Service[] {
     if (link.targetClusterName === '') return [];
     const linkRef = `${link.namespace}/${link.name}`;
     return services.filter((svc) => {

@@ -67,21 +67,22 @@ export function mcsReport(input: { exports: readonly ServiceExport[]; imports: r
  */
 export function mcsChecks(input: { crdsInstalled: boolean; clusterName: string | undefined; report: McsReport | undefined }): CheckResult[] {
     const category = 'Multi-Cluster Services';
+    const crds = { category, description: 'the ServiceExport and ServiceImport CRDs are installed' };
     if (!input.crdsInstalled) {
-        return [{ category, description: 'the ServiceExport and ServiceImport CRDs are installed', status: 'warn', detail: 'not installed: MCS is not served', hint: 'install the chart with mcs.installCRDs=true, or apply charts/mesh-endpoints/files/mcs-crds/' }];
+        return [{ ...crds, status: 'warn', detail: 'not installed: MCS is not served', hint: 'install the chart with mcs.installCRDs=true, or apply charts/mesh-endpoints/files/mcs-crds/' }];
     }
-    const results: CheckResult[] = [{ category, description: 'the ServiceExport and ServiceImport CRDs are installed', status: 'ok' }];
-    results.push(
+    const named = { category, description: 'this cluster has a name in the clusterset' };
+    const results: CheckResult[] = [
+        { ...crds, status: 'ok' },
         input.clusterName
-            ? { category, description: 'this cluster has a name in the clusterset', status: 'ok', detail: `ClusterProperty cluster.clusterset.k8s.io says ${input.clusterName}` }
+            ? { ...named, status: 'ok', detail: `ClusterProperty cluster.clusterset.k8s.io says ${input.clusterName}` }
             : {
-                  category,
-                  description: 'this cluster has a name in the clusterset',
+                  ...named,
                   status: 'warn',
                   detail: 'no ClusterProperty cluster.clusterset.k8s.io: MCS is served only if the service mirror runs with --cluster-name',
                   hint: 'create the ClusterProperty (KEP-2149) or set serviceMirror.clusterName',
               },
-    );
+    ];
     for (const exp of input.report?.exports ?? []) {
         const description = `ServiceExport ${exp.namespace}/${exp.name}`;
         const cond = (type: string) => exp.conditions.find((c) => c.type === type);
