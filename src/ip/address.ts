@@ -134,7 +134,8 @@ function policyRefusal(ip: CanonicalIP, b: number[]): Refusal | undefined {
     return b[0] === 0xff ? 'multicast' : undefined;
 }
 
-const DESCRIPTION: Record<Refusal, string> = {
+/** Each refusal in a sentence (src/ip/probe-target.ts adds its own). */
+export const REFUSAL_DESCRIPTION: Record<Refusal, string> = {
     unspecified: 'an unspecified address',
     loopback: 'a loopback address',
     'link-local': 'a link-local address',
@@ -152,7 +153,7 @@ export function usableEndpointIP(text: string): EndpointIP {
     const ip: CanonicalIP = { address: parsed.address, family: parsed.family };
     const bytes = bytesOf(ip);
     const reason = apiserverRefusal(ip, bytes) ?? policyRefusal(ip, bytes);
-    if (reason !== undefined) return { usable: false, reason, why: `is ${DESCRIPTION[reason]}, which cannot be an endpoint` };
+    if (reason !== undefined) return { usable: false, reason, why: `is ${REFUSAL_DESCRIPTION[reason]}, which cannot be an endpoint` };
     return { usable: true, ...ip };
 }
 
@@ -168,7 +169,7 @@ export function sliceAddressProblems(address: string, addressType: AddressType):
     if (v4 !== undefined) {
         // Canonical IPv4 in an IPv4 slice, the common case: only ValidateEndpointIP is left to ask.
         const refusal = apiserverRefusal({ family: 'IPv4', address }, v4);
-        return refusal === undefined ? ACCEPTED : [`${JSON.stringify(address)} may not be ${DESCRIPTION[refusal]}`];
+        return refusal === undefined ? ACCEPTED : [`${JSON.stringify(address)} may not be ${REFUSAL_DESCRIPTION[refusal]}`];
     }
     const parsed = parseIP(address);
     if (!parsed.ok) return [`${JSON.stringify(address)} ${parsed.why}`];
@@ -177,6 +178,6 @@ export function sliceAddressProblems(address: string, addressType: AddressType):
     const problems: string[] = [];
     if (parsed.address !== address) problems.push(`${JSON.stringify(address)} must be in canonical form (${JSON.stringify(parsed.address)})`);
     const refusal = apiserverRefusal(parsed, bytesOf(parsed));
-    if (refusal !== undefined) problems.push(`${JSON.stringify(address)} may not be ${DESCRIPTION[refusal]}`);
+    if (refusal !== undefined) problems.push(`${JSON.stringify(address)} may not be ${REFUSAL_DESCRIPTION[refusal]}`);
     return problems;
 }

@@ -8,9 +8,9 @@
 // Pure: parses and compares, no I/O.
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { parseIP } from './address.js';
+import { parseIP, REFUSAL_DESCRIPTION, type UnusableReason } from './address.js';
 
-export type ProbeRefusal = 'invalid' | 'unspecified' | 'loopback' | 'link-local' | 'multicast' | 'broadcast' | 'metadata';
+export type ProbeRefusal = UnusableReason | 'metadata';
 
 /** One entry of --probe-allow-cidrs. */
 export interface ProbeCidr {
@@ -36,14 +36,7 @@ const REFUSED_RANGES: Record<string, Exclude<ProbeRefusal, 'invalid' | 'metadata
     broadcast: 'broadcast',
 };
 
-const DESCRIPTION: Record<Exclude<ProbeRefusal, 'invalid'>, string> = {
-    unspecified: 'an unspecified address',
-    loopback: 'a loopback address',
-    'link-local': 'a link-local address',
-    multicast: 'a multicast address',
-    broadcast: 'the broadcast address',
-    metadata: 'a cloud metadata address',
-};
+const DESCRIPTION: Record<Exclude<ProbeRefusal, 'invalid'>, string> = { ...REFUSAL_DESCRIPTION, metadata: 'a cloud metadata address' };
 
 /** The IPv4 address a NAT64 gateway (64:ff9b::/96, RFC 6052) would connect to instead. */
 const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
