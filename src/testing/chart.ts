@@ -4,16 +4,16 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KubeRest, Query } from '../kube/rest.js';
 import { eventually } from './harness.js';
+import { buildScript, repoRoot } from './processes.js';
 
 const run = promisify(execFile);
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const chartDir = join(repoRoot, 'charts/mesh-endpoints');
+export const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 export interface ManifestObject {
     apiVersion: string;
@@ -26,8 +26,7 @@ let helmPath: Promise<string> | undefined;
 
 /** The helm binary, built once per machine (the first build takes minutes). */
 export function helm(): Promise<string> {
-    helmPath ??= run('bash', [join(repoRoot, 'hack/helm/build.sh')], { maxBuffer: 1 << 20 }).then(({ stdout }) => stdout.trim().split('\n').pop()!);
-    return helmPath;
+    return (helmPath ??= buildScript('hack/helm/build.sh'));
 }
 
 /** Runs helm with `args`; rejects with helm's own message. */
@@ -108,15 +107,18 @@ export async function applyObjects(rest: KubeRest, objects: ManifestObject[], op
     const paths = new ResourcePaths(rest);
     const isCrd = (o: ManifestObject) => o.kind === 'CustomResourceDefinition';
     for (const crd of objects.filter(isCrd)) {
-        const path = await paths.collection(crd);
-        await rest.create(path, crd, query);
-        if (opts.dryRun) continue;
-        await eventually(`CRD ${crd.metadata.name} established`, async () => {
-            const got = await rest.get<{ status?: { conditions?: { type: string; status: string }[] } }>(`${path}/${crd.metadata.name}`);
-            return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-        });
+        await rest.create(await paths.collection(crd), crd, query);
+        if (!opts.dryRun) await waitEstablished(rest, crd.metadata.name);
     }
     for (const obj of objects.filter((o) => !isCrd(o))) {
         await rest.create(await paths.collection(obj), obj, query);
     }
+}
+
+/** Waits until the apiserver serves the CRD's resource. */
+export async function waitEstablished(rest: KubeRest, name: string): Promise<void> {
+    await eventually(`CRD ${name} established`, async () => {
+        const got = await rest.get<{ status?: { conditions?: { type: string; status: string }[] } }>(`${CRD_PATH}/${name}`);
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
 }

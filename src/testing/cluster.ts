@@ -2,19 +2,14 @@
 // (hack/controlplane/build.sh), running on loopback with TLS, RBAC and a static admin
 // token. Tests and the demo use it; nothing here is a fake. It owns the processes and
 // the state folder of each named cluster; it knows nothing of our controllers.
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { controllerTokens, startControllers, tokenLines, waitForControllers, type ControllersOptions, type ControllersState } from './controllers.js';
-import { freePort, isAlive, PortTakenError, probe, startProcess, stopProcess, waitFor } from './processes.js';
+import { buildScript, freePort, isAlive, PortTakenError, probe, startProcess, stopProcess, waitFor } from './processes.js';
 
 export { freePort, PortTakenError };
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** What `up` leaves behind so that a later `up` or `down` (another process) finds the cluster. */
 export interface ClusterState {
@@ -44,17 +39,7 @@ export function clustersRoot(): string {
 }
 
 /** Builds (once per machine) and returns the folder holding the etcd and kube-apiserver binaries. */
-export async function controlPlaneBinaries(): Promise<string> {
-    const script = join(repoRoot, 'hack/controlplane/build.sh');
-    const { stdout } = await promisify(execFile)('bash', [script], {
-        maxBuffer: 1 << 20,
-        // The first build takes many minutes; its progress lines go to our stderr.
-        timeout: 60 * 60 * 1000,
-    }).catch((err: { stderr?: string; message: string }) => {
-        throw new Error(`building the control plane failed: ${err.stderr ?? err.message}`);
-    });
-    return stdout.trim().split('\n').at(-1)!;
-}
+const controlPlaneBinaries = () => buildScript('hack/controlplane/build.sh');
 
 function stateFile(dir: string): string {
     return join(dir, 'state.json');
@@ -70,7 +55,7 @@ export function readState(name: string): ClusterState | undefined {
     return JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
 }
 
-export function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs' | 'address'>): string[] {
+function apiserverArgs(state: Pick<ClusterState, 'dir' | 'apiserverPort' | 'etcdPort' | 'extraApiserverArgs' | 'address'>): string[] {
     const { dir } = state;
     const address = state.address ?? '127.0.0.1';
     const extra = state.extraApiserverArgs ?? [];
@@ -112,7 +97,9 @@ async function startApiserver(bin: string, state: ClusterState): Promise<number>
     return pid;
 }
 
-function kubeconfigYaml(state: ClusterState, ca: Buffer, user: string, token: string): string {
+/** A kubeconfig for the cluster acting with a bearer token (the admin's, a ServiceAccount's). */
+export function kubeconfigForToken(state: ClusterState, user: string, token: string): string {
+    const ca = readFileSync(join(state.dir, 'pki', 'apiserver.crt'));
     return [
         'apiVersion: v1',
         'kind: Config',
@@ -135,12 +122,6 @@ function kubeconfigYaml(state: ClusterState, ca: Buffer, user: string, token: st
         '    namespace: default',
         '',
     ].join('\n');
-}
-
-/** A kubeconfig for the same cluster acting with another bearer token (e.g. a ServiceAccount's). */
-export function kubeconfigForToken(state: ClusterState, user: string, token: string): string {
-    const ca = readFileSync(join(state.dir, 'pki', 'apiserver.crt'));
-    return kubeconfigYaml(state, ca, user, token);
 }
 
 export interface UpOptions {
@@ -237,21 +218,20 @@ async function start(name: string, bin: string, opts: UpOptions): Promise<Cluste
             etcdLog,
         );
         // Written before waiting, so a failed start can still be brought down.
-        writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+        writeState(state);
         await waitFor('etcd', () => probe(`http://127.0.0.1:${etcdPort}/health`), state.etcdPid, etcdLog, 60_000);
         state.apiserverPid = await startApiserver(bin, state);
         if (opts.controllers) {
             state.controllers = await startControllers(state, opts.controllers, (user, token) => kubeconfigForToken(state, user, token));
-            writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+            writeState(state);
             await waitForControllers(state);
         }
     } catch (err) {
         await down(name);
         throw err;
     }
-    writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
-    const ca = readFileSync(join(dir, 'pki', 'apiserver.crt'));
-    writeFileSync(state.kubeconfig, kubeconfigYaml(state, ca, 'admin', adminToken), { mode: 0o600 });
+    writeState(state);
+    writeFileSync(state.kubeconfig, kubeconfigForToken(state, 'admin', adminToken), { mode: 0o600 });
     return state;
 }
 
@@ -285,7 +265,7 @@ export async function stopApiserver(name: string): Promise<void> {
 export async function startApiserverAgain(name: string): Promise<ClusterState> {
     const state = runningState(name);
     state.apiserverPid = await startApiserver(await controlPlaneBinaries(), state);
-    writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2));
+    writeState(state);
     return state;
 }
 
@@ -300,8 +280,7 @@ function runningState(name: string): ClusterState {
  * kube-apiserver does every 5 minutes: watches from an older resourceVersion then get 410 Gone.
  */
 export async function compactEtcd(name: string): Promise<number> {
-    const state = readState(name);
-    if (!state) throw new Error(`cluster ${name} is not running`);
+    const state = runningState(name);
     const call = async (path: string, body: object) => {
         const res = await fetch(`http://127.0.0.1:${state.etcdPort}${path}`, { method: 'POST', body: JSON.stringify(body) });
         if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);

@@ -5,16 +5,11 @@
 // become Running and Ready, though no container runs. With them, Deployments make ReplicaSets
 // and Pods, upstream's endpointslice controller writes slices, the garbage collector follows
 // ownerReferences and namespaces finish terminating. Clusters that do not ask pay nothing.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { freePort, probe, startProcess, waitFor } from './processes.js';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { join } from 'node:path';
+import { buildScript, freePort, probe, startProcess, waitFor } from './processes.js';
 
 export interface ControllersOptions {
     /** kwok with this many simulated nodes, `kwok-node-0`…; 0 (the default): no kwok, no nodes. */
@@ -37,7 +32,7 @@ export interface ControllersState {
 /** The annotation kwok is told to manage nodes by; a real kubelet's node never has it. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 /** Pod IPs kwok hands out (inside objects only: nothing here connects to them). */
-export const KWOK_POD_CIDR = '10.244.0.0/16';
+const KWOK_POD_CIDR = '10.244.0.0/16';
 
 /** Tokens for the components, before kube-apiserver starts (it reads its token file once). */
 export function controllerTokens(): ControllersState['tokens'] {
@@ -67,18 +62,10 @@ interface Cluster {
 let built: Promise<{ bin: string; kwokDir: string }> | undefined;
 
 /** Builds (once per machine) kube-controller-manager and kube-scheduler (in `bin`) and kwok (with its stages.yaml, in `kwokDir`). */
-export function controllerBinaries(): Promise<{ bin: string; kwokDir: string }> {
-    const build = async (script: string, args: string[] = []) => {
-        const { stdout } = await promisify(execFile)('bash', [join(repoRoot, script), ...args], { maxBuffer: 1 << 20, timeout: 60 * 60 * 1000 }).catch(
-            (err: { stderr?: string; message: string }) => {
-                throw new Error(`${script} failed: ${err.stderr ?? err.message}`);
-            },
-        );
-        return stdout.trim().split('\n').at(-1)!;
-    };
+function controllerBinaries(): Promise<{ bin: string; kwokDir: string }> {
     built ??= (async () => {
-        const bin = await build('hack/controlplane/build.sh', ['--controllers']);
-        return { bin, kwokDir: await build('hack/controlplane/kwok/build.sh') };
+        const bin = await buildScript('hack/controlplane/build.sh', ['--controllers']);
+        return { bin, kwokDir: await buildScript('hack/controlplane/kwok/build.sh') };
     })();
     return built;
 }

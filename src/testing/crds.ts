@@ -2,21 +2,17 @@
 // on request the Multi-Cluster Services CRDs the chart installs (files/mcs-crds/), into a test
 // cluster and waits until the apiserver serves them.
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { isAlreadyExists, type KubeRest } from '../kube/rest.js';
-import { eventually } from './harness.js';
+import { chartDir, CRD_PATH, waitEstablished } from './chart.js';
 
-const chartDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../charts/mesh-endpoints');
 const crdDir = join(chartDir, 'crds');
 /** Upstream's ServiceExport and ServiceImport (sigs.k8s.io/mcs-api) and the About API's ClusterProperty. */
 export const mcsCrdDir = join(chartDir, 'files/mcs-crds');
-const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 interface Crd {
     metadata: { name: string; resourceVersion?: string };
-    status?: { conditions?: { type: string; status: string }[] };
 }
 
 function readDir(dir: string): Crd[] {
@@ -50,18 +46,15 @@ export async function installMcsCrds(rest: KubeRest): Promise<void> {
 async function apply(rest: KubeRest, crds: Crd[]): Promise<void> {
     for (const crd of crds) {
         try {
-            await rest.create(crdPath, crd);
+            await rest.create(CRD_PATH, crd);
         } catch (err) {
             if (!isAlreadyExists(err)) throw err;
-            const current = await rest.get<Crd>(`${crdPath}/${crd.metadata.name}`);
-            await rest.replace(`${crdPath}/${crd.metadata.name}`, {
+            const current = await rest.get<Crd>(`${CRD_PATH}/${crd.metadata.name}`);
+            await rest.replace(`${CRD_PATH}/${crd.metadata.name}`, {
                 ...crd,
                 metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion },
             });
         }
-        await eventually(`CRD ${crd.metadata.name} established`, async () => {
-            const got = await rest.get<Crd>(`${crdPath}/${crd.metadata.name}`);
-            return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-        });
+        await waitEstablished(rest, crd.metadata.name);
     }
 }

@@ -4,14 +4,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { KubeRest } from '../kube/rest.js';
 import { collectionPath, Namespaces } from '../kube/resources.js';
 import { clustersRoot, down, kubeconfigForToken, up, type ClusterState, type UpOptions } from './cluster.js';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { repoRoot } from './processes.js';
 
 export interface TestCluster {
     state: ClusterState;

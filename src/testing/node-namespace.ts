@@ -34,15 +34,18 @@ export function madeMountPoints(): string[] {
  * every process in it and the node's cgroups, and removes the mount points made for it.
  */
 export function tearDownNodeNamespace(pid: number, madeDirs: string[]): void {
-    let netns: string | undefined;
-    try {
-        netns = readlinkSync(`/proc/${pid}/ns/net`);
-        if (netns === readlinkSync('/proc/self/ns/net')) netns = undefined;
-    } catch {
-        /* gone already */
-    }
-    cleanUpNamespace(netns);
+    cleanUpNamespace(netnsOf(pid));
     removeMountPoints(madeDirs);
+}
+
+/** The network namespace process `pid` runs in, unless it is gone or runs in ours. */
+function netnsOf(pid: number | undefined): string | undefined {
+    try {
+        const netns = readlinkSync(`/proc/${pid}/ns/net`);
+        return netns === readlinkSync('/proc/self/ns/net') ? undefined : netns;
+    } catch {
+        return undefined;
+    }
 }
 
 function removeMountPoints(dirs: string[]): void {
@@ -80,14 +83,7 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
     });
     // The namespace, known once the inner process runs: what still runs in it at the end is ours.
     let netns: string | undefined;
-    const learn = setInterval(() => {
-        try {
-            netns ??= readlinkSync(`/proc/${child.pid}/ns/net`);
-            if (netns === readlinkSync('/proc/self/ns/net')) netns = undefined;
-        } catch {
-            /* not started yet, or gone */
-        }
-    }, 20);
+    const learn = setInterval(() => (netns ??= netnsOf(child.pid)), 20);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
     const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 1 : 0))));
     clearInterval(learn);
@@ -101,7 +97,7 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
 }
 
 /** Kills every process left in network namespace `netns` and the node's cgroups, then removes those cgroups. */
-export function cleanUpNamespace(netns: string | undefined): void {
+function cleanUpNamespace(netns: string | undefined): void {
     if (netns) {
         for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
             try {

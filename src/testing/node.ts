@@ -17,17 +17,15 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeRest } from '../kube/rest.js';
 import type { ClusterState } from './cluster.js';
-import { startProcess, waitFor } from './processes.js';
+import { buildScript, signalGroup, startProcess, waitFor } from './processes.js';
 import { kubeConfigFor } from './harness.js';
 import { killNodeCgroups, NODE_CGROUP, NODE_IP, POD_CIDR } from './node-namespace.js';
 
 const run = promisify(execFile);
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** kube-apiserver flags a real node needs (UpOptions.extraApiserverArgs). */
 export const NODE_APISERVER_ARGS = [
@@ -57,18 +55,8 @@ export interface RealNode {
     kubeletLog: string;
 }
 
-let built: Promise<string> | undefined;
-
 /** The folder holding kubelet, pause and pause-oci.tar, built once per machine. */
-export function nodeBinaries(): Promise<string> {
-    built ??= run('bash', [join(repoRoot, 'hack/node/build.sh')], { maxBuffer: 1 << 20, timeout: 60 * 60 * 1000 }).then(
-        ({ stdout }) => stdout.trim().split('\n').at(-1)!,
-        (err: { stderr?: string; message: string }) => {
-            throw new Error(`hack/node/build.sh failed: ${err.stderr ?? err.message}`);
-        },
-    );
-    return built;
-}
+let built: Promise<string> | undefined;
 
 function containerdConfig(dir: string): string {
     return `version = 2
@@ -179,18 +167,6 @@ async function nodeReady(admin: KubeRest, name: string): Promise<boolean> {
     }
 }
 
-function kill(pid: number): void {
-    try {
-        process.kill(-pid, 'SIGKILL');
-    } catch {
-        try {
-            process.kill(pid, 'SIGKILL');
-        } catch {
-            /* gone */
-        }
-    }
-}
-
 /** containerd's shims for this node (they leave containerd's process group). */
 function shimPids(socket: string): number[] {
     return readdirSync('/proc')
@@ -239,7 +215,7 @@ export function podLog(cluster: ClusterState, namespace: string, pod: string, co
  * NODE_IP with NODE_APISERVER_ARGS), imports the pause image and `images`, and waits for Ready.
  */
 export async function startNode(cluster: ClusterState, name: string, images: NodeImage[] = []): Promise<RealNode> {
-    const bin = await nodeBinaries();
+    const bin = await (built ??= buildScript('hack/node/build.sh'));
     const dir = join(cluster.dir, 'node');
     for (const sub of ['containerd/certs.d', 'cni/bin', 'cni/conf', 'cni/ipam', 'kubelet/root', 'kubelet/pki', 'kubelet/logs', 'kubelet/volume-plugins']) {
         mkdirSync(join(dir, sub), { recursive: true });
@@ -258,9 +234,9 @@ export async function startNode(cluster: ClusterState, name: string, images: Nod
     const pids: number[] = [];
     const admin = new KubeRest(kubeConfigFor(cluster));
     const stop = async () => {
-        for (const pid of pids.reverse()) kill(pid);
+        for (const pid of pids.reverse()) signalGroup(pid, 'SIGKILL');
         killNodeCgroups();
-        for (const pid of shimPids(socket)) kill(pid);
+        for (const pid of shimPids(socket)) signalGroup(pid, 'SIGKILL');
         await unmountUnder(dir);
     };
     const importImage = async (image: NodeImage) => {

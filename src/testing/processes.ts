@@ -1,12 +1,27 @@
 // The processes of a local cluster (etcd, kube-apiserver, and on request the controllers and
 // kwok): free loopback ports, starting a detached process group with its log, waiting for it to
 // be ready or to die telling why, and stopping it.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Runs a build script of hack/ (the first build takes many minutes; its progress goes to our stderr) and returns the last line it prints: the folder or binary it built. */
+export async function buildScript(script: string, args: string[] = []): Promise<string> {
+    const { stdout } = await promisify(execFile)('bash', [join(repoRoot, script), ...args], { maxBuffer: 1 << 20, timeout: 60 * 60 * 1000 }).catch(
+        (err: { stderr?: string; message: string }) => {
+            throw new Error(`${script} failed: ${err.stderr ?? err.message}`);
+        },
+    );
+    return stdout.trim().split('\n').at(-1)!;
+}
 
 export async function freePort(): Promise<number> {
     return new Promise((resolvePort, reject) => {
@@ -82,9 +97,8 @@ export async function startProcess(binary: string, args: string[], log: string):
     return child.pid;
 }
 
-/** Sends `signal` to the process group of `pid` and waits for it to end; SIGKILL after 10 s. */
-export function stopProcess(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    if (!isAlive(pid)) return Promise.resolve();
+/** Sends `signal` to the process group of `pid`, or to `pid` alone when it leads none. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
     try {
         process.kill(-pid, signal);
     } catch {
@@ -94,6 +108,12 @@ export function stopProcess(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Pr
             /* already gone */
         }
     }
+}
+
+/** Sends `signal` to the process group of `pid` and waits for it to end; SIGKILL after 10 s. */
+export function stopProcess(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (!isAlive(pid)) return Promise.resolve();
+    signalGroup(pid, signal);
     return new Promise((done) => {
         const deadline = Date.now() + 10_000;
         const timer = setInterval(() => {
