@@ -66,29 +66,13 @@ export class WorkQueueMetrics {
             'Seconds the longest-running worker has been processing its key.',
             (s) => s.inFlightSeconds().reduce((longest, seconds) => Math.max(longest, seconds), 0),
         );
-        this.adds = new Counter({ name: name('adds_total'), help: 'Keys added to the workqueue.', ...common });
-        this.retries = new Counter({
-            name: name('retries_total'),
-            help: 'Rate-limited re-adds of failed keys.',
-            ...common,
-        });
-        this.drops = new Counter({
-            name: name('drops_total'),
-            help: 'Keys given up on after exceeding the retry limit.',
-            ...common,
-        });
-        this.queueDuration = new Histogram({
-            name: name('queue_duration_seconds'),
-            help: 'Seconds a key waits in the workqueue before a worker takes it.',
-            buckets: durationBuckets,
-            ...common,
-        });
-        this.workDuration = new Histogram({
-            name: name('work_duration_seconds'),
-            help: 'Seconds a worker spends on a key, from get to done.',
-            buckets: durationBuckets,
-            ...common,
-        });
+        const counter = (suffix: string, help: string) => new Counter<Label>({ name: name(suffix), help, ...common });
+        const histogram = (suffix: string, help: string) => new Histogram<Label>({ name: name(suffix), help, buckets: durationBuckets, ...common });
+        this.adds = counter('adds_total', 'Keys added to the workqueue.');
+        this.retries = counter('retries_total', 'Rate-limited re-adds of failed keys.');
+        this.drops = counter('drops_total', 'Keys given up on after exceeding the retry limit.');
+        this.queueDuration = histogram('queue_duration_seconds', 'Seconds a key waits in the workqueue before a worker takes it.');
+        this.workDuration = histogram('work_duration_seconds', 'Seconds a worker spends on a key, from get to done.');
         this.reconciles = new Counter({
             name: `${prefix ? `${prefix}_` : ''}reconcile_total`,
             help: 'Reconciles of a controller (kube/controller.ts) by result: success, requeue (a conflict, run again at once), invalid (a Warning Event, not retried), error (retried with backoff).',
