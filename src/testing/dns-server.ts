@@ -88,11 +88,6 @@ export class TestDnsServer {
         this.zone.set(key(name), { A: [...(records.A ?? [])], AAAA: [...(records.AAAA ?? [])] });
     }
 
-    /** The name stops existing: NXDOMAIN from now on. */
-    deleteName(name: string): void {
-        this.zone.delete(key(name));
-    }
-
     /** For every query of the name, or only for one type (which then wins over the former). */
     setBehaviour(name: string, behaviour: DnsBehaviour, type?: 'A' | 'AAAA'): void {
         this.behaviours.set(`${key(name)} ${type ?? '*'}`, behaviour);
