@@ -347,17 +347,14 @@ export class KubeRest {
      * The headers and basic auth of the credentials, asked for each request where they can
      * change (an exec plugin's or auth provider's token, the in-cluster token file) and kept in
      * fixedCredentials where the kubeconfig fixes them (client certificates, a token), which send
-     * then reads without asking. The TLS material goes to the agent once, not into each request:
-     * node's agent keys its socket pools by the request's TLS options, turning certificates into
-     * strings on every request.
+     * then reads without asking. The TLS material goes to the agent once, as one secure context,
+     * not into each request nor as the agent's ca/cert/key: node's agent keys its socket pools by
+     * those options, turning certificates into strings on every request.
      */
     private async credentials(): Promise<Credentials> {
         const opts: RequestOptions = {};
         // client-node builds a new agent each time (1.4.0), which we drop: ours keeps the connections.
         await this.kubeConfig.applyToHTTPSOptions(opts);
-        // The TLS material as one secure context, not as the agent's ca/cert/key: node's https
-        // agent names a request's socket pool by concatenating those options into a string (the
-        // PEM buffers decoded each time), on every request.
         this.agent ??=
             this.server.protocol === 'https:'
                 ? new Agent({
