@@ -37,7 +37,6 @@ export interface WebhookCertificatesOptions {
     checkIntervalMs: number;
     logger: Logger;
     onCertificate: (serving: KeyPair) => void;
-    now?: () => Date;
 }
 
 interface SecretObject {
@@ -80,20 +79,13 @@ export class WebhookCertificates {
     private running = false;
     private inFlight: Promise<void> | undefined;
     private crdNoticeLogged = false;
-    private readonly log: Logger;
 
-    constructor(private readonly opts: WebhookCertificatesOptions) {
-        this.log = opts.logger;
-    }
-
-    private now(): Date {
-        return this.opts.now?.() ?? new Date();
-    }
+    constructor(private readonly opts: WebhookCertificatesOptions) {}
 
     /** The serving certificate in use is there and not expired. */
     valid(): boolean {
         const facts = this.current && certFacts(this.current.serving.cert);
-        return facts !== undefined && facts.notAfter > this.now();
+        return facts !== undefined && facts.notAfter > new Date();
     }
 
     /** The first check, retried until it succeeds (or stop()); later checks run on a timer. */
@@ -105,7 +97,7 @@ export class WebhookCertificates {
                 return;
             } catch (err) {
                 if (!this.running) return;
-                this.log.error({ err }, 'webhook certificate not ready; retrying');
+                this.opts.logger.error({ err }, 'webhook certificate not ready; retrying');
                 await new Promise((r) => setTimeout(r, delay).unref());
             }
         }
@@ -125,7 +117,7 @@ export class WebhookCertificates {
                 .then(
                     (next) => this.scheduleAfter(next),
                     (err: Error) => {
-                        this.log.error({ err }, 'webhook certificate check failed; retrying');
+                        this.opts.logger.error({ err }, 'webhook certificate check failed; retrying');
                         this.scheduleAfter(5000);
                     },
                 )
@@ -144,12 +136,12 @@ export class WebhookCertificates {
             // Not fatal: the webhook still serves (a CA someone else injects, or a CRD not yet
             // installed); the next check, soon, tries again.
             await this.syncCrd(this.opts.crdName, bundle.caBundle).catch((err: Error) => {
-                this.log.error({ err, crd: this.opts.crdName }, 'could not write the CA bundle into the CRD');
+                this.opts.logger.error({ err, crd: this.opts.crdName }, 'could not write the CA bundle into the CRD');
                 nextInMs = Math.min(nextInMs ?? Infinity, 5000);
             });
         }
         if (bundle.serving.cert !== this.current?.serving.cert || bundle.serving.key !== this.current?.serving.key) {
-            this.log.info({ notAfter: certFacts(bundle.serving.cert)?.notAfter }, 'serving the webhook certificate');
+            this.opts.logger.info({ notAfter: certFacts(bundle.serving.cert)?.notAfter }, 'serving the webhook certificate');
             this.opts.onCertificate(bundle.serving);
         }
         this.current = bundle;
@@ -176,10 +168,10 @@ export class WebhookCertificates {
         for (let attempt = 0; attempt < 5; attempt++) {
             const secret = await this.getSecret(name);
             const stored = bundleOfSecret(secret);
-            const now = this.now();
+            const now = new Date();
             const renewal = decideRenewal(stored, hosts, now, policy);
             if (renewal.action === 'keep') return { bundle: stored!, renewInMs: renewal.renewAt.getTime() - now.getTime() };
-            this.log.info({ secret: `${this.opts.namespace}/${name}`, action: renewal.action, reason: renewal.reason }, 'issuing webhook certificate');
+            this.opts.logger.info({ secret: `${this.opts.namespace}/${name}`, action: renewal.action, reason: renewal.reason }, 'issuing webhook certificate');
             const fresh = await issue(stored, renewal, hosts, now, policy);
             try {
                 if (secret) await this.opts.rest.replace(path, secretOfBundle(name, fresh, secret));
@@ -208,12 +200,12 @@ export class WebhookCertificates {
         const outcome = conversionPatch(crd.spec?.conversion, b64(caBundle), this.opts.service);
         if ('skip' in outcome) {
             if (outcome.skip === 'not-webhook' && !this.crdNoticeLogged) {
-                this.log.info({ crd: crdName }, 'the CRD does not convert through a webhook (spec.conversion.strategy); its caBundle is left alone');
+                this.opts.logger.info({ crd: crdName }, 'the CRD does not convert through a webhook (spec.conversion.strategy); its caBundle is left alone');
             }
             this.crdNoticeLogged = outcome.skip === 'not-webhook';
             return;
         }
         await this.opts.rest.mergePatch(path, outcome.patch);
-        this.log.info({ crd: crdName, service: this.opts.service }, 'wrote the webhook CA bundle into the CRD');
+        this.opts.logger.info({ crd: crdName, service: this.opts.service }, 'wrote the webhook CA bundle into the CRD');
     }
 }

@@ -25,13 +25,13 @@ export interface ConversionWebhookOptions {
     crdName?: string;
     /** Point the CRD's conversion at this Service (with crdName). */
     service?: WebhookService;
-    checkIntervalMs?: number;
+    checkIntervalMs: number;
 }
 
 export class ConversionWebhook implements ReplicaService {
     readonly name = 'conversion-webhook';
-    readonly server: WebhookServer;
-    readonly certificates: WebhookCertificates;
+    private readonly server: WebhookServer;
+    private readonly certificates: WebhookCertificates;
     /** Resolves once the first certificate is served (or the webhook stopped before). */
     certificatesReady: Promise<void> = Promise.resolve();
 
@@ -44,7 +44,7 @@ export class ConversionWebhook implements ReplicaService {
             source: opts.source,
             crdName: opts.crdName,
             service: opts.service,
-            checkIntervalMs: opts.checkIntervalMs ?? 60_000,
+            checkIntervalMs: opts.checkIntervalMs,
             logger,
             onCertificate: (serving) => this.server.setCertificate(serving),
         });
@@ -59,7 +59,6 @@ export class ConversionWebhook implements ReplicaService {
         await this.server.start();
         this.certificatesReady = this.certificates.start();
     }
-
 
     ready(): boolean {
         return this.server.serving() && this.certificates.valid();
