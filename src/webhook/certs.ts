@@ -57,19 +57,21 @@ function serial(): string {
     return bytes.toString('hex');
 }
 
-/** Valid from a little before now, for clocks a little behind ours (a minute, less for short lives). */
-function clockSlackMs(validityMs: number): number {
-    return Math.min(60_000, validityMs / 10);
-}
-
-/** A self-signed CA valid from `now` for `validityMs`. */
-export async function createCA(now: Date, validityMs: number): Promise<KeyPair> {
+/** A certificate with a new key and serial, valid from `now`: the caller sets the rest and signs it. */
+async function newCertificate(now: Date, validityMs: number) {
     const forge = await loadForge();
     const key = await newKey(forge);
     const cert = forge.pki.createCertificate();
     cert.publicKey = key.forgePublic;
     cert.serialNumber = serial();
-    cert.validity.notBefore = new Date(now.getTime() - clockSlackMs(validityMs));
+    // From a little before now, for clocks a little behind ours (a minute, less for short lives).
+    cert.validity.notBefore = new Date(now.getTime() - Math.min(60_000, validityMs / 10));
+    return { forge, key, cert };
+}
+
+/** A self-signed CA valid from `now` for `validityMs`. */
+export async function createCA(now: Date, validityMs: number): Promise<KeyPair> {
+    const { forge, key, cert } = await newCertificate(now, validityMs);
     cert.validity.notAfter = new Date(now.getTime() + validityMs);
     const name = [{ name: 'commonName', value: CA_COMMON_NAME }, { name: 'organizationName', value: `mesh-endpoints ${now.toISOString()}` }];
     cert.setSubject(name);
@@ -85,14 +87,9 @@ export async function createCA(now: Date, validityMs: number): Promise<KeyPair> 
 
 /** A serving certificate for `hosts` (DNS names and IPs), signed by `ca`. */
 export async function createServingCert(ca: KeyPair, hosts: readonly string[], now: Date, validityMs: number): Promise<KeyPair> {
-    const forge = await loadForge();
+    const { forge, key, cert } = await newCertificate(now, validityMs);
     const caCert = forge.pki.certificateFromPem(ca.cert);
     const caKey = forge.pki.privateKeyFromPem(ca.key);
-    const key = await newKey(forge);
-    const cert = forge.pki.createCertificate();
-    cert.publicKey = key.forgePublic;
-    cert.serialNumber = serial();
-    cert.validity.notBefore = new Date(now.getTime() - clockSlackMs(validityMs));
     // Never past the CA: a leaf outliving its issuer would stop verifying first.
     cert.validity.notAfter = new Date(Math.min(now.getTime() + validityMs, caCert.validity.notAfter.getTime()));
     cert.setSubject([{ name: 'commonName', value: hosts[0] ?? 'mesh-endpoints-webhook' }]);
