@@ -135,17 +135,17 @@ async function run(flags: Flags): Promise<boolean> {
     });
 }
 
+/** Whether the client's own credentials may do this (a SelfSubjectAccessReview). */
+async function allowed(rest: KubeRest, resourceAttributes: { verb: string; group: string; resource: string; namespace?: string }, opts: { timeoutMs?: number } = {}): Promise<boolean> {
+    const review = await rest.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes } },
+        ...opts,
+    });
+    return review.status?.allowed === true;
+}
+
 async function review(rest: KubeRest, needs: AccessNeed[]): Promise<{ need: AccessNeed; allowed: boolean }[]> {
-    return Promise.all(
-        needs.map(async (need) => {
-            const answer = await rest.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-                apiVersion: 'authorization.k8s.io/v1',
-                kind: 'SelfSubjectAccessReview',
-                spec: { resourceAttributes: { verb: need.verb, group: need.group, resource: need.resource, namespace: need.namespace } },
-            } as never);
-            return { need, allowed: answer.status?.allowed === true };
-        }),
-    );
+    return Promise.all(needs.map(async (need) => ({ need, allowed: await allowed(rest, { verb: need.verb, group: need.group, resource: need.resource, namespace: need.namespace }) })));
 }
 
 /**
@@ -175,15 +175,7 @@ async function reviewRights(kubeConfig: KubeConfig, rights: readonly RemoteRight
     const remote = new KubeRest(kubeConfig);
     try {
         const asks = rights.flatMap((right) => right.verbs.map((verb) => ({ right, verb })));
-        return await Promise.all(
-            asks.map(async ({ right, verb }) => {
-                const review = await remote.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-                    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group: right.group, resource: right.resource } } },
-                    timeoutMs,
-                });
-                return { right, verb, allowed: review.status?.allowed === true };
-            }),
-        );
+        return await Promise.all(asks.map(async ({ right, verb }) => ({ right, verb, allowed: await allowed(remote, { verb, group: right.group, resource: right.resource }, { timeoutMs }) })));
     } catch (err) {
         throw new Error(`asking ${remote.server.origin} what the token may do: ${(err as Error).message}`);
     } finally {

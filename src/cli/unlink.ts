@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { isNotFound } from '../kube/rest.js';
 import { EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
-import { findLink, unlinkObjects, unlinkYaml, type DestinationSecretObject, type ObjectToDelete } from '../ops/unlink.js';
+import { findLink, unlinkObjects, unlinkYaml, type DestinationSecretObject } from '../ops/unlink.js';
 import { credentialsSecretName } from './link-gen.js';
 import { fail } from './common.js';
 import { operatorCommand, withClient, type OperatorFlags } from './operator-options.js';
@@ -51,11 +51,7 @@ async function run(flags: Flags): Promise<void> {
                     throw err;
                 },
             );
-            process.stdout.write(`${describe(object)} ${deleted ? 'deleted' : 'already gone'}\n`);
+            process.stdout.write(`${object.kind.toLowerCase()} ${object.metadata.namespace}/${object.metadata.name} ${deleted ? 'deleted' : 'already gone'}\n`);
         }
     });
-}
-
-function describe(o: ObjectToDelete): string {
-    return `${o.kind.toLowerCase()} ${o.metadata.namespace}/${o.metadata.name}`;
 }
