@@ -34,7 +34,7 @@ interface Flags extends ControllerFlags {
     probeAllowCidrs?: ProbeCidr[];
 }
 
-export const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
+const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
 
 export function externalWorkloadsCommand(program: Command): void {
     const command = program

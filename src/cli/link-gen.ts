@@ -21,11 +21,11 @@ import {
     type RemoteRight,
 } from '../servicemirror/link/remote-access.js';
 
-export const GATEWAY_PORT_NAME = 'mc-gateway';
-export const PROBE_PORT_NAME = 'mc-probe';
-export const GATEWAY_IDENTITY_ANNOTATION = 'mirror.linkerd.io/gateway-identity';
-export const PROBE_PATH_ANNOTATION = 'mirror.linkerd.io/probe-path';
-export const PROBE_PERIOD_ANNOTATION = 'mirror.linkerd.io/probe-period';
+const GATEWAY_PORT_NAME = 'mc-gateway';
+const PROBE_PORT_NAME = 'mc-probe';
+const GATEWAY_IDENTITY_ANNOTATION = 'mirror.linkerd.io/gateway-identity';
+const PROBE_PATH_ANNOTATION = 'mirror.linkerd.io/probe-path';
+const PROBE_PERIOD_ANNOTATION = 'mirror.linkerd.io/probe-period';
 /** The Link fields that come from the remote gateway Service. */
 export type GatewaySpec = Pick<LinkSpec, 'gatewayAddress' | 'gatewayPort' | 'gatewayIdentity' | 'probeSpec'>;
 

@@ -25,8 +25,8 @@ export interface LinkEventObject {
     eventTime?: string | Date | null;
 }
 
-export const PROBE_DOWN_REASON = 'GatewayDown';
-export const PROBE_ALIVE_REASON = 'GatewayAlive';
+const PROBE_DOWN_REASON = 'GatewayDown';
+const PROBE_ALIVE_REASON = 'GatewayAlive';
 
 export interface ProbeState {
     /** not-probed: the Link has no probeSpec.path, or no address probes may go to (detail says which). alive with no `since`: no probe failure reported. */
