@@ -157,7 +157,9 @@ export async function waitForControllers(state: Cluster): Promise<void> {
     await waitFor(
         `${c.kwokNodes} kwok nodes Ready`,
         async () => {
-            const nodes = (await adminGet(state, `/api/v1/nodes`)) as { items: KwokNode[] };
+            const res = await adminCall(state, 'GET', '/api/v1/nodes');
+            if (res.status !== 200) throw new Error(`GET /api/v1/nodes: ${res.status}`);
+            const nodes = res.body as { items: KwokNode[] };
             const ready = nodes.items.filter((n) => n.metadata.annotations?.[KWOK_NODE_ANNOTATION] && n.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
             return ready.length >= c.kwokNodes;
         },
@@ -203,12 +205,6 @@ function adminCall(state: Cluster, method: string, path: string, body?: unknown)
         req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
         req.end(body === undefined ? undefined : JSON.stringify(body));
     });
-}
-
-async function adminGet(state: Cluster, path: string): Promise<unknown> {
-    const res = await adminCall(state, 'GET', path);
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
-    return res.body;
 }
 
 async function createNode(state: Cluster, node: KwokNode): Promise<void> {

@@ -1,6 +1,6 @@
-// The processes of a local cluster (etcd, kube-apiserver, and on request the controllers and
-// kwok): free loopback ports, starting a detached process group with its log, waiting for it to
-// be ready or to die telling why, and stopping it.
+// The processes of a local cluster (etcd, kube-apiserver, and on request the controllers, kwok
+// and a node): building their binaries, free loopback ports, starting a detached process group
+// with its log, waiting for it to be ready or to die telling why, and stopping it.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
