@@ -116,9 +116,7 @@ function conversionWebhook(flags: Flags, addr: string, deps: ControllerDeps): Co
           ? { kind: 'files', dir: flags.webhookCertDir }
           : { kind: 'self-signed', secretName: flags.webhookSelfSignedSecret, hosts };
     return new ConversionWebhook({
-        rest: deps.rest,
-        logger: deps.logger,
-        registry: deps.registry,
+        ...deps,
         namespace: flags.namespace,
         addr,
         source,

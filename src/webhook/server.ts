@@ -29,6 +29,9 @@ export const MAX_BODY_BYTES = 16 << 20;
 /** Bodies buffered at once, all requests together: a few callers cannot make it hold more. */
 const MAX_BUFFERED_BYTES = 64 << 20;
 const TLS_MIN_VERSION = 'TLSv1.2';
+type Refusal = [code: number, result: string, message: string, headers?: Record<string, string>];
+const TOO_LARGE: Refusal = [413, 'too_large', `the body may hold at most ${MAX_BODY_BYTES} bytes`];
+const BUSY: Refusal = [429, 'busy', 'too many conversion requests at once; retry', { 'Retry-After': '1' }];
 
 export interface WebhookServerOptions {
     /** HOST:PORT; port 0 picks a free one (see `address` once started). */
@@ -113,10 +116,10 @@ export class WebhookServer {
         if (path !== CONVERT_PATH) return this.refuse(req, res, 404, 'not_found', `not found; conversion is served at ${CONVERT_PATH}`);
         if (req.method !== 'POST') return this.refuse(req, res, 405, 'method_not_allowed', `${req.method} is not allowed; POST a ConversionReview`, { Allow: 'POST' });
         const declared = Number(req.headers['content-length'] ?? 0);
-        if (declared > MAX_BODY_BYTES) return this.refuse(req, res, 413, 'too_large', `the body may hold at most ${MAX_BODY_BYTES} bytes`);
+        if (declared > MAX_BODY_BYTES) return this.refuse(req, res, ...TOO_LARGE);
         const budget = this.opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
         // A declared length is held from the start: a caller cannot promise much and send slowly.
-        if (this.buffered + declared > budget) return this.refuse(req, res, 429, 'busy', 'too many conversion requests at once; retry', { 'Retry-After': '1' });
+        if (this.buffered + declared > budget) return this.refuse(req, res, ...BUSY);
         const stopTimer = this.seconds.startTimer();
         const chunks: Buffer[] = [];
         let size = 0;
@@ -136,14 +139,10 @@ export class WebhookServer {
                 counted = size;
             }
             if (size > MAX_BODY_BYTES || this.buffered > budget) {
-                const tooLarge = size > MAX_BODY_BYTES;
                 refused = true;
                 chunks.length = 0;
                 release();
-                const [code, result, message] = tooLarge
-                    ? ([413, 'too_large', `the body may hold at most ${MAX_BODY_BYTES} bytes`] as const)
-                    : ([429, 'busy', 'too many conversion requests at once; retry'] as const);
-                return this.refuse(req, res, code, result, message, code === 429 ? { 'Retry-After': '1' } : {});
+                return this.refuse(req, res, ...(size > MAX_BODY_BYTES ? TOO_LARGE : BUSY));
             }
             chunks.push(chunk);
         });
