@@ -1,5 +1,5 @@
 // Endpoint identity: which desired endpoint an existing one stands for, and whether it needs a write.
-import type { V1Endpoint, V1EndpointHints, V1ObjectReference } from '@kubernetes/client-node';
+import type { V1Endpoint, V1EndpointConditions, V1EndpointHints, V1ObjectReference } from '@kubernetes/client-node';
 
 /**
  * Identity is what names an endpoint (its addresses, hostname and target); everything else
@@ -48,31 +48,24 @@ export function inNormalForm(endpoint: V1Endpoint): V1Endpoint {
     return isNormal(endpoint) ? endpoint : normaliseEndpoint(endpoint);
 }
 
-/** Exactly the fields normaliseEndpoint would copy, each set (strings not empty). */
+/** Exactly the fields normaliseEndpoint would copy, each set (strings not empty). Loops, not closures: this runs for every desired endpoint. */
 function isNormal(endpoint: V1Endpoint): boolean {
-    const { addresses, conditions, targetRef } = endpoint;
-    return (
-        Array.isArray(addresses) &&
-        conditions != null &&
-        fieldsIn(endpoint, ENDPOINT_FIELDS, Boolean) > 0 &&
-        fieldsIn(conditions, CONDITIONS, (value) => value !== undefined) >= 0 &&
-        (targetRef === undefined || fieldsIn(targetRef, TARGET_REF_FIELDS, Boolean) > 0)
-    );
+    const { conditions, targetRef } = endpoint;
+    if (!Array.isArray(endpoint.addresses) || conditions == null) return false;
+    for (const key in endpoint) if (!ENDPOINT_FIELDS.has(key) || !endpoint[key as keyof V1Endpoint]) return false;
+    for (const key in conditions) if (!CONDITIONS.has(key) || conditions[key as keyof V1EndpointConditions] === undefined) return false;
+    if (targetRef === undefined) return true;
+    let fields = 0;
+    for (const key in targetRef) {
+        if (!TARGET_REF_FIELDS.has(key) || !targetRef[key as keyof V1ObjectReference]) return false;
+        fields++;
+    }
+    return fields > 0;
 }
 
 const ENDPOINT_FIELDS: ReadonlySet<string> = new Set(['addresses', 'conditions', 'hostname', 'nodeName', 'zone', 'targetRef']);
 const CONDITIONS: ReadonlySet<string> = new Set(['ready', 'serving', 'terminating']);
 const TARGET_REF_FIELDS: ReadonlySet<string> = new Set(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']);
-
-/** How many fields the object has, or -1 if one is not allowed or not set. */
-function fieldsIn(object: object, allowed: ReadonlySet<string>, set: (value: unknown) => boolean): number {
-    let fields = 0;
-    for (const key in object) {
-        if (!allowed.has(key) || !set((object as Record<string, unknown>)[key])) return -1;
-        fields++;
-    }
-    return fields;
-}
 
 /** Written out field by field: a loop of keyed stores over a field list cost more than the rest of the endpoint. */
 function normaliseTargetRef(ref: V1ObjectReference | undefined): V1ObjectReference | undefined {
@@ -133,21 +126,28 @@ export function endpointsEqualBeyondIdentity(a: V1Endpoint, b: V1Endpoint): bool
 
 /** Endpoints by identity; a later endpoint of the same identity replaces an earlier one. */
 export class EndpointSet {
-    // Filed under the identity's least address, a string the endpoint already holds (V8 keeps
-    // its hash), not under endpointKey: building and hashing that key for every desired and
-    // every existing endpoint was most of a no-op re-plan.
-    private readonly byAddress = new Map<string, V1Endpoint[]>();
+    // A set to be taken from is filed under the identity's least address, a string the endpoint
+    // already holds (V8 keeps its hash): building and hashing endpointKey for every desired and
+    // every existing endpoint was most of a no-op re-plan. Without that (a first plan: no
+    // slices to match) under endpointKey, which sorted() needs anyway.
+    private readonly byAddress: Map<string, V1Endpoint[]> | undefined;
+    private readonly byKey = new Map<string, V1Endpoint>();
     private count = 0;
 
-    constructor(endpoints: Iterable<V1Endpoint> = []) {
+    constructor(endpoints: Iterable<V1Endpoint> = [], options: { toTake?: boolean } = {}) {
+        if (options.toTake ?? true) this.byAddress = new Map();
         for (const endpoint of endpoints) this.add(endpoint);
     }
 
     get size(): number {
-        return this.count;
+        return this.byAddress ? this.count : this.byKey.size;
     }
 
     add(endpoint: V1Endpoint): void {
+        if (!this.byAddress) {
+            this.byKey.set(endpointKey(endpoint), endpoint);
+            return;
+        }
         const address = leastAddress(endpoint);
         let held = this.byAddress.get(address);
         if (!held) this.byAddress.set(address, (held = []));
@@ -161,6 +161,12 @@ export class EndpointSet {
 
     /** The endpoint of this identity, removed from the set. */
     take(endpoint: V1Endpoint): V1Endpoint | undefined {
+        if (!this.byAddress) {
+            const key = endpointKey(endpoint);
+            const held = this.byKey.get(key);
+            this.byKey.delete(key);
+            return held;
+        }
         const held = this.byAddress.get(leastAddress(endpoint)) ?? NONE;
         const i = indexOfIdentity(held, endpoint);
         if (i < 0) return undefined;
@@ -177,9 +183,9 @@ export class EndpointSet {
      * keys sorted as strings (code-unit order, without a comparator called back per pair), then looked up.
      */
     sorted(): V1Endpoint[] {
-        const byKey = new Map<string, V1Endpoint>();
+        const byKey = this.byAddress ? new Map<string, V1Endpoint>() : this.byKey;
         // forEach and an index, not for...of: in unoptimised code (a first plan) that allocates per endpoint.
-        this.byAddress.forEach((held) => {
+        this.byAddress?.forEach((held) => {
             for (let i = 0; i < held.length; i++) byKey.set(endpointKey(held[i]!), held[i]!);
         });
         return [...byKey.keys()].sort().map((key) => byKey.get(key)!);

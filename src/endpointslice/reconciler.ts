@@ -37,7 +37,7 @@ function portGroups(input: ReconcileInput, existing: V1EndpointSlice[], supporte
         const key = groupKey(want.addressType, portMapKey(want.ports));
         let group = groups.get(key);
         if (!group) {
-            group = { addressType: want.addressType, ports: normalisePorts(want.ports), existing: [], desired: new EndpointSet() };
+            group = { addressType: want.addressType, ports: normalisePorts(want.ports), existing: [], desired: new EndpointSet([], { toTake: existing.length > 0 }) };
             groups.set(key, group);
         }
         // Indexed: in the unoptimised code of a first plan, for...of allocates per endpoint.
