@@ -104,6 +104,11 @@ export class ServiceMirrorController implements Runnable {
     private readonly federation: FederationController;
     private readonly controllers = new Map<string, LinkController>();
     /**
+     * Cluster → the Link that serves it or is starting to: taken before the first await of a
+     * sync, so that the two workers, syncing two Links that name one cluster, serve it once.
+     */
+    private readonly claims = new Map<string, string>();
+    /**
      * Link name → its gateway names' states when this process last stopped serving it: a
      * process that leads again seeds from them when they are newer than the Link status
      * record (whose write may have failed while the apiserver was down). Dropped with the Link.
@@ -296,6 +301,7 @@ export class ServiceMirrorController implements Runnable {
         await Promise.all([this.queue.stop(), this.federation.stop(), this.mcs?.stop()]);
         const controllers = [...this.controllers.values()];
         this.controllers.clear();
+        this.claims.clear();
         await Promise.all(controllers.map((c) => c.stop()));
     }
 
@@ -306,17 +312,50 @@ export class ServiceMirrorController implements Runnable {
         if (!obj) {
             this.controllers.delete(name);
             this.gatewayMemory.delete(name);
+            const left = controller?.servedCluster; // stopped, it serves none
             await controller?.stop();
-            return this.unlinkLeft(name, undefined, controller?.servedCluster);
+            this.release(name, undefined);
+            return this.unlinkLeft(name, undefined, left);
         }
+        const holder = this.claim(name, obj.spec?.targetClusterName);
         if (!controller) this.controllers.set(name, (controller = this.newLinkController(name)));
-        const servedByOthers = new Map<string, string>();
-        for (const [other, c] of this.controllers) if (other !== name && c.servedCluster) servedByOthers.set(c.servedCluster, other);
         const before = controller.linkedCluster;
-        const result = await controller.reconcile(obj, servedByOthers);
+        let result: ReconcileResult;
+        try {
+            result = await controller.reconcile(obj, holder);
+        } finally {
+            // Only the cluster it serves stays claimed: one it left or cannot serve (invalid, its
+            // remote watch failed) keeps no other Link waiting.
+            this.release(name, controller.servedCluster);
+        }
         // A Link never parsed (invalid, or waiting for its cluster) keeps what it has.
         if (controller.linkedCluster !== undefined) await this.unlinkLeft(name, controller.linkedCluster, before);
         return result;
+    }
+
+    /**
+     * The Link other than `name` that has `cluster`, claiming it first if it is free. A free
+     * cluster goes to the oldest Link naming it (creationTimestamp, then name) among `name` and
+     * the Links not synced yet this term, so which Link serves it depends neither on which is
+     * synced first nor on which replica leads, and a Link that failed to serve keeps no other waiting.
+     */
+    private claim(name: string, cluster: unknown): string | undefined {
+        if (typeof cluster !== 'string') return undefined;
+        if (!this.claims.has(cluster)) {
+            const age = (obj: LinkObject) => `${String(obj.metadata?.creationTimestamp)} ${obj.metadata!.name}`;
+            const [oldest] = this.links.store
+                .list()
+                .filter((obj) => obj.spec?.targetClusterName === cluster && (obj.metadata!.name === name || !this.controllers.has(obj.metadata!.name!)))
+                .sort((a, b) => (age(a) < age(b) ? -1 : 1));
+            this.claims.set(cluster, oldest?.metadata!.name ?? name);
+        }
+        const holder = this.claims.get(cluster);
+        return holder === name ? undefined : holder;
+    }
+
+    /** Drops the claims of Link `name`, but on `kept`. */
+    private release(name: string, kept: string | undefined): void {
+        for (const [cluster, link] of this.claims) if (link === name && cluster !== kept) this.claims.delete(cluster);
     }
 
     private newLinkController(name: string): LinkController {

@@ -206,10 +206,10 @@ export class LinkController {
     }
 
     /**
-     * Brings the watches in line with the Link as cached now; a cluster in `servedByOthers` (the
-     * clusters other Links serve, to their names) is waited for. Asks to run again while it may pass.
+     * Brings the watches in line with the Link as cached now; while `holder` (another Link) has
+     * the cluster, it is waited for. Asks to run again while it may pass.
      */
-    async reconcile(obj: KubeObject, servedByOthers: ReadonlyMap<string, string>): Promise<ReconcileResult> {
+    async reconcile(obj: KubeObject, holder: string | undefined): Promise<ReconcileResult> {
         const parsed = parseLink(obj);
         if ('error' in parsed) {
             // Mirrors are kept: a typo in a Link must not take every mirrored Service away.
@@ -226,9 +226,8 @@ export class LinkController {
         for (const warning of parsed.warnings) this.event({ type: 'Warning', reason: 'InvalidSelector', message: warning });
         const cluster = link.spec.targetClusterName;
         const retry = { requeueAfterMs: this.deps.retryMs };
-        const other = servedByOthers.get(cluster);
-        if (other) {
-            this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${other} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
+        if (holder) {
+            this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${holder} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
             await this.stopRemote();
             this.unserved();
             return retry;

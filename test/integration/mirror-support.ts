@@ -241,7 +241,7 @@ export function linkObject(link: LinkSpec, secretName: string): object {
 }
 
 export interface StoredLink {
-    metadata: { uid: string; resourceVersion: string };
+    metadata: { uid: string; resourceVersion: string; creationTimestamp: string };
     spec: Record<string, unknown>;
     status?: LinkStatus;
 }

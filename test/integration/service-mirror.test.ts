@@ -10,6 +10,7 @@ import { collectionPath, Links, Namespaces, objectPath, Secrets, Services } from
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
 import type { LinkStatus } from '../../src/servicemirror/api/link.js';
+import { LINK_ANNOTATION } from '../../src/servicemirror/api/keys.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
 import {
     createLink,
@@ -185,6 +186,28 @@ describe('service mirror', () => {
         assert.deepEqual(await endpointsOf(env, ns, 'web-moved'), ['IPv4 192.0.2.60 ready']);
         await eventually('east mirrors it as ever', async () => (await endpointsOf(env, ns, 'web-east')).join() === 'IPv4 192.0.2.1 ready');
         for (const name of ['first', 'second']) await env.local.admin.delete(objectPath(Links, linkNs, name));
+    });
+
+    it('serves a cluster two Links name by the older one when both are synced at once, as when a term starts: the younger gets the Warning', async () => {
+        const dupLinkNs = await env.local.namespace('mc');
+        // The older is the later by name, so the first synced is not the one that wins.
+        await createLink(env, dupLinkNs, { name: 'dup-z', cluster: 'dup', gatewayAddress: '192.0.2.90' });
+        const created = (await getLink(env, dupLinkNs, 'dup-z')).metadata.creationTimestamp;
+        await eventually('a creation timestamp a second later', () => `${new Date().toISOString().slice(0, 19)}Z` > created);
+        await createLink(env, dupLinkNs, { name: 'dup-a', cluster: 'dup', gatewayAddress: '192.0.2.91' });
+        const ns = await pairedNamespace(env);
+        await createRemoteService(env, ns, 'web');
+        // Both Links are queued when its term starts, one to each worker.
+        const mirror = await runServiceMirror(env, dupLinkNs);
+        try {
+            await eventually('the DuplicateTargetCluster Event', () => hasEvent(env, dupLinkNs, 'dup-a', 'DuplicateTargetCluster', 'Link dup-z already mirrors cluster "dup"'));
+            await eventually('the older mirrors the cluster', async () => (await endpointsOf(env, ns, 'web-dup')).join() === 'IPv4 192.0.2.90 ready');
+            assert.equal(mirror.controller.controllerOf('dup-a')?.servedCluster, undefined);
+            assert.equal(mirror.controller.controllerOf('dup-z')?.servedCluster, 'dup');
+            assert.equal((await mirrorService(env, ns, 'web-dup'))?.metadata?.annotations?.[LINK_ANNOTATION], `${dupLinkNs}/dup-z`);
+        } finally {
+            await mirror.stop();
+        }
     });
 
     it('serves a Link named like one of its other controllers: the work of each Link has a controller name of its own', async () => {
