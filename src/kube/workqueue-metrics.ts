@@ -24,8 +24,9 @@ export interface QueueMetrics {
 
 type Label = 'name';
 
+const OUTCOMES = ['success', 'requeue', 'invalid', 'error'] as const;
 /** How one reconcile of a controller on the runtime (controller.ts) ended. */
-export type ReconcileOutcome = 'success' | 'requeue' | 'invalid' | 'error';
+export type ReconcileOutcome = (typeof OUTCOMES)[number];
 
 // Keys are handed out within milliseconds and worked for up to minutes; the clock has ms resolution.
 const durationBuckets = exponentialBuckets(0.001, 10, 7);
@@ -84,6 +85,12 @@ export class WorkQueueMetrics {
     /** One reconcile of controller `name` ended so. */
     reconciled(name: string, result: ReconcileOutcome): void {
         this.reconciles.inc({ name, result });
+    }
+
+    /** Drops the series of controller `name`, gone for good (its gauges go with its queue's detach). */
+    forget(name: string): void {
+        for (const metric of [this.adds, this.retries, this.drops, this.queueDuration, this.workDuration]) metric.remove({ name });
+        for (const result of OUTCOMES) this.reconciles.remove({ name, result });
     }
 
     /** Starts reporting a queue; two live queues may not share a name. */

@@ -313,7 +313,7 @@ export class ServiceMirrorController implements Runnable {
             this.controllers.delete(name);
             this.gatewayMemory.delete(name);
             const left = controller?.servedCluster; // stopped, it serves none
-            await controller?.stop();
+            await controller?.stop(true);
             this.release(name, undefined);
             return this.unlinkLeft(name, undefined, left);
         }

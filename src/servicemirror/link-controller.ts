@@ -48,6 +48,9 @@ type LinkWorkKey = string & { readonly linkWork: unique symbol };
 const workKey = (work: LinkWork) => JSON.stringify(work) as LinkWorkKey;
 const STATUS_WORK = workKey({ kind: 'status' });
 const UNSERVED_WORK = workKey({ kind: 'unserved' });
+// A name per Link: one Link's thousand mirrors do not wait behind another's, and the series
+// are as many as Links, like the Link metrics'. "link/": a Link named "mcs" is not MCS's queue.
+const workName = (link: string) => `service-mirror/link/${link}`;
 
 type LinkObject = KubeObject & { status?: LinkStatus };
 
@@ -148,10 +151,8 @@ export class LinkController {
             changed: (mirrorsChanged) => this.onGatewayChanged(mirrorsChanged),
             resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });
-        // A name per Link: one Link's thousand mirrors do not wait behind another's, and the series
-        // are as many as Links, like the Link metrics'. "link/": a Link named "mcs" is not MCS's queue.
         this.work = new Controller<LinkWorkKey>({
-            name: `service-mirror/link/${deps.name}`,
+            name: workName(deps.name),
             reconciler: { reconcile: (key) => this.sync(JSON.parse(key) as LinkWork), eventTarget: () => this.stored() },
             workers: deps.workers,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
@@ -515,11 +516,15 @@ export class LinkController {
         this.deps.mcs?.clusterChanged();
     }
 
-    /** Stops every watch, the probe and the work in hand; mirrors stay as they are. */
-    async stop(): Promise<void> {
+    /**
+     * Stops every watch, the probe and the work in hand; mirrors stay as they are. `linkGone`: the
+     * work's series go too, else they stay for the next term, counting on (no reset at each failover).
+     */
+    async stop(linkGone = false): Promise<void> {
         await this.work.stop();
         await Promise.all([this.stopRemote(), this.gateway.stop()]);
         this.deps.metrics.forgetLink(this.labels());
+        if (linkGone) this.deps.queueMetrics.forget(workName(this.deps.name));
         this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');
     }
 }

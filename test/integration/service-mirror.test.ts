@@ -223,9 +223,12 @@ describe('service mirror', () => {
         const ns = await pairedNamespace(env);
         await createRemoteService(env, ns, 'web');
         await eventually('both Links mirror it', async () => (await endpointsOf(env, ns, 'web-gone')).length === 1 && (await endpointsOf(env, ns, 'web-east')).length === 1);
+        const series = async () => (await running.registry.getMetricsAsJSON()).filter((m) => m.values.some((v) => v.labels.name === 'service-mirror/link/gone')).map((m) => m.name);
+        assert.ok((await series()).includes('mesh_endpoints_reconcile_total'));
         await env.local.admin.delete(objectPath(Links, linkNs, 'gone'));
         await eventually('the deleted Link leaves nothing', async () => !(await mirrorService(env, ns, 'web-gone')) && (await mirrorSlices(env, ns, 'web-gone')).length === 0);
         assert.equal(running.controller.controllerOf('gone'), undefined);
+        assert.deepEqual(await series(), [], 'no metric series of its work is left');
         assert.deepEqual(await endpointsOf(env, ns, 'web-east'), ['IPv4 192.0.2.1 ready']);
     });
 
