@@ -299,10 +299,10 @@ export class ServiceMirrorController implements Runnable {
     async stopLeading(): Promise<void> {
         clearInterval(this.resyncTimer);
         await Promise.all([this.queue.stop(), this.federation.stop(), this.mcs?.stop()]);
-        const controllers = [...this.controllers.values()];
+        const controllers = [...this.controllers];
         this.controllers.clear();
         this.claims.clear();
-        await Promise.all(controllers.map((c) => c.stop()));
+        await Promise.all(controllers.map(async ([name, c]) => this.gatewayMemory.set(name, await c.stop())));
     }
 
     /** Starts, updates or stops the controller of one Link, then removes the mirrors of the clusters it left. */
@@ -389,7 +389,7 @@ export class ServiceMirrorController implements Runnable {
             workers: opts.workers ?? 2,
             federation: this.federation,
             mcs: this.mcs,
-            gatewayMemory: this.gatewayMemory,
+            gatewayMemory: this.gatewayMemory.get(name),
         });
     }
 

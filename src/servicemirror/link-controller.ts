@@ -90,8 +90,8 @@ export interface LinkControllerDeps {
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
     /** Told of this Link's remote ServiceExports, Services and gateway, when MCS is served. */
     mcs?: Pick<McsController, 'remoteChanged' | 'clusterChanged'>;
-    /** Link name → its gateway names' states this process kept from its last term (see LinkGateway). */
-    gatewayMemory?: Map<string, ReadonlyMap<string, NameState>>;
+    /** Its gateway names' states as this process's last controller of the Link stopped (see LinkGateway). */
+    gatewayMemory?: ReadonlyMap<string, NameState>;
     /** --max-mirrors-per-link: past it only the oldest exports are mirrored (mirror-limit.ts). */
     maxMirrors?: number;
 }
@@ -146,8 +146,7 @@ export class LinkController {
             logger: this.log,
             event: (event) => this.event(event),
             recorded: () => this.stored()?.status?.gatewayResolution ?? [],
-            remembered: () => deps.gatewayMemory?.get(deps.name),
-            remember: (states) => deps.gatewayMemory?.set(deps.name, states),
+            remembered: deps.gatewayMemory,
             changed: (mirrorsChanged) => this.onGatewayChanged(mirrorsChanged),
             resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });
@@ -519,12 +518,14 @@ export class LinkController {
     /**
      * Stops every watch, the probe and the work in hand; mirrors stay as they are. `linkGone`: the
      * work's series go too, else they stay for the next term, counting on (no reset at each failover).
+     * Returns the gateway names' states, for the Link's next controller (gatewayMemory).
      */
-    async stop(linkGone = false): Promise<void> {
+    async stop(linkGone = false): Promise<ReadonlyMap<string, NameState>> {
         await this.work.stop();
-        await Promise.all([this.stopRemote(), this.gateway.stop()]);
+        const [, gatewayMemory] = await Promise.all([this.stopRemote(), this.gateway.stop()]);
         this.deps.metrics.forgetLink(this.labels());
         if (linkGone) this.deps.queueMetrics.forget(workName(this.deps.name));
         this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');
+        return gatewayMemory;
     }
 }

@@ -33,9 +33,7 @@ export interface LinkGatewayDeps {
     /** The Link status's record of each name, read on a first start. */
     recorded: () => readonly GatewayNameStatus[];
     /** What this process knew of each name when its last gateway of this Link stopped (an earlier term as leader). */
-    remembered?: () => ReadonlyMap<string, NameState> | undefined;
-    /** Keeps the names' states at stop, for the next term of this process. */
-    remember?: (states: ReadonlyMap<string, NameState>) => void;
+    remembered?: ReadonlyMap<string, NameState>;
     /**
      * A name's state or the gateway's liveness changed. `mirrorsChanged`: whether what the
      * mirrors get (addresses, their readiness, liveness) changed with it; a name that starts or
@@ -119,7 +117,7 @@ export class LinkGateway {
         if (names.length === 0) return;
         const now = Date.now();
         const recorded = new Map(this.deps.recorded().map((entry) => [entry.name, entry]));
-        const remembered = this.deps.remembered?.();
+        const remembered = this.deps.remembered;
         for (const name of names) {
             if (seeds.has(name)) continue;
             const entry = recorded.get(name);
@@ -194,9 +192,11 @@ export class LinkGateway {
         if (previous) this.deps.metrics.forgetLink({ link: this.deps.name, target_cluster_name: previous.spec.targetClusterName });
     }
 
-    async stop(): Promise<void> {
+    /** Returns what it knows of each name, for this Link's gateway in the next term of this process. */
+    async stop(): Promise<ReadonlyMap<string, NameState>> {
         await this.probe?.stop();
-        if (this.watcher) this.deps.remember?.(new Map(this.watcher.states));
+        const states = this.watcher ? new Map(this.watcher.states) : (this.deps.remembered ?? new Map());
         this.stopWatcher(this.link);
+        return states;
     }
 }
