@@ -28,7 +28,7 @@ import { compactService, type CompactService } from './cache/compact.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
-import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from './api/keys.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, namesLink, MIRRORED_SERVICE_LABEL } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
 import { McsController, type McsLinkMember } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';
@@ -400,8 +400,7 @@ export class ServiceMirrorController implements Runnable {
      * again, and a Link moved or deleted while no replica led is caught up.
      */
     private async unlinkLeft(link: string, kept: string | undefined, left: string | undefined): Promise<void> {
-        const annotation = `${this.opts.namespace}/${link}`;
-        const mirrors = this.services.store.list().filter((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === annotation);
+        const mirrors = this.services.store.list().filter((svc) => namesLink(svc, this.opts.namespace, link));
         const clusters = new Set(mirrors.flatMap((svc) => svc.metadata?.labels?.[CLUSTER_NAME_LABEL] ?? []));
         if (left !== undefined) clusters.add(left);
         for (const cluster of clusters) if (cluster !== kept) await this.unlinkCluster(cluster);

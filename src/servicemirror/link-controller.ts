@@ -20,7 +20,7 @@ import { StaleCacheError } from '../kube/slice-writer.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import type { CompactService } from './cache/compact.js';
-import { CLUSTER_NAME_LABEL, LINK_ANNOTATION } from './api/keys.js';
+import { CLUSTER_NAME_LABEL, namesLink } from './api/keys.js';
 import type { LinkEvent } from './link/gateway-events.js';
 import { formatDuration } from '../time/duration.js';
 import { parseLink, type Link, type LinkStatus } from './api/link.js';
@@ -294,8 +294,7 @@ export class LinkController {
 
     /** Local mirror Services that name this Link as theirs. */
     private mirrorsOfLink(): CompactService[] {
-        const link = `${this.deps.namespace}/${this.deps.name}`;
-        return this.deps.localMirrors.list().filter((svc) => svc.metadata?.annotations?.[LINK_ANNOTATION] === link);
+        return this.deps.localMirrors.list().filter((svc) => namesLink(svc, this.deps.namespace, this.deps.name));
     }
 
     private remoteHooks() {

@@ -75,6 +75,10 @@ export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDER
  */
 export const LINK_ANNOTATION = 'mesh-endpoints.io/link';
 
+/** Whether a mirror Service names Link namespace/name as the Link it serves. */
+export const namesLink = (svc: { metadata?: { annotations?: Record<string, string> } }, namespace: string, name: string): boolean =>
+    svc.metadata?.annotations?.[LINK_ANNOTATION] === `${namespace}/${name}`;
+
 /**
  * Ours, on every federated Service: the namespace of the Links (so of the service mirror) that
  * federate it. A federated Service naming another namespace is that service mirror's; one
