@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { DiscoveryV1EndpointPort, V1EndpointSlice, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import { REMOTE_GATEWAY_IDENTITY_ANNOTATION, REMOTE_SVC_FQ_NAME_ANNOTATION } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
@@ -284,6 +284,117 @@ describe('planImport: conflicts (the oldest export wins)', () => {
     it('defaults the apiserver fills in are no conflict', () => {
         const { plan } = converge([local(exported(older), service({ internalTrafficPolicy: 'Cluster' })), remote(exported(newer), service({ internalTrafficPolicy: undefined }))]);
         assert.equal(condition(plan, 'east', 'Conflict')?.status, 'False');
+    });
+});
+
+describe('planImport: a member\'s endpoints carry only the ports the import has (StrictPortConflict)', () => {
+    const older = '2026-01-01T00:00:00Z';
+    const newer = '2026-01-01T00:00:05Z';
+    type Port = V1ServicePort;
+    type SlicePort = DiscoveryV1EndpointPort;
+    const tcp42: Port = { name: 'tcp', port: 42, protocol: 'TCP' };
+    const udp42: Port = { name: 'udp', port: 42, protocol: 'UDP' };
+    /** The winner (east) exports tcp 42 and udp 42; its Pods listen on 8042 and 8043. */
+    const winnerSlice = slice(['10.1.0.1'], [{ name: 'tcp', port: 8042, protocol: 'TCP' }, { name: 'udp', port: 8043, protocol: 'UDP' }]);
+
+    function slice(ips: string[], ports: SlicePort[] | null): V1EndpointSlice {
+        return { ...localSlice(ips), ports: ports as SlicePort[] };
+    }
+
+    /** The newer export, in cluster west, reached through its own Pod IPs (a Link without gateway). */
+    function flatWest(ports: Port[], slices: V1EndpointSlice[]): MemberCluster {
+        return { name: 'west', known: true, export: exported(newer), service: service({ ports }), endpoints: { kind: 'slices', slices } };
+    }
+
+    const westPorts = (state: Partial<ImportPlanInput>, cluster = 'west') =>
+        state.slices!.filter((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === cluster).map((s) => [s.endpoints!.map((e) => e.addresses[0]), (s.ports ?? []).map((p) => `${p.name}:${p.port}/${p.protocol}${p.appProtocol ? `/${p.appProtocol}` : ''}`)]);
+
+    const table: { case: string; ports: Port[]; slices: V1EndpointSlice[]; west: unknown[] }[] = [
+        {
+            case: 'the same ports: every slice port is kept',
+            ports: [tcp42, udp42],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 9042, protocol: 'TCP' }, { name: 'udp', port: 9043, protocol: 'UDP' }])],
+            west: [[['10.2.0.1'], ['tcp:9042/TCP', 'udp:9043/UDP']]],
+        },
+        {
+            case: 'the conformance spec: tcp is 4242 (targetPort 42) in west, so its endpoints get no port and are not copied',
+            ports: [{ name: 'tcp', port: 4242, protocol: 'TCP', targetPort: 42 as unknown as Port['targetPort'] }],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 42, protocol: 'TCP' }])],
+            west: [],
+        },
+        {
+            case: 'tcp conflicts and udp agrees: only udp is kept',
+            ports: [{ name: 'tcp', port: 4242, protocol: 'TCP' }, udp42],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 9043, protocol: 'UDP' }])],
+            west: [[['10.2.0.1'], ['udp:9043/UDP']]],
+        },
+        {
+            case: 'the same name, number and another protocol: not kept',
+            ports: [{ name: 'tcp', port: 42, protocol: 'SCTP' }],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 42, protocol: 'SCTP' }])],
+            west: [],
+        },
+        {
+            case: 'the same name, number and protocol with an appProtocol the import does not have: not kept',
+            ports: [{ ...tcp42, appProtocol: 'http' }],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 9042, protocol: 'TCP', appProtocol: 'http' }])],
+            west: [],
+        },
+        {
+            case: 'another name for a number and protocol the winner uses (left out of the import): not kept',
+            ports: [{ name: 'other', port: 42, protocol: 'TCP' }],
+            slices: [slice(['10.2.0.1'], [{ name: 'other', port: 9042, protocol: 'TCP' }])],
+            west: [],
+        },
+        {
+            case: 'a port name only west exports (the different-names spec): in the import, so kept',
+            ports: [{ name: 'tcp2', port: 4242, protocol: 'TCP' }],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp2', port: 42, protocol: 'TCP' }])],
+            west: [[['10.2.0.1'], ['tcp2:42/TCP']]],
+        },
+        {
+            case: 'two slices of one Service, one per port mapping: each keeps what agrees, an emptied one goes',
+            ports: [{ name: 'tcp', port: 4242, protocol: 'TCP' }, udp42],
+            slices: [slice(['10.2.0.1'], [{ name: 'tcp', port: 42, protocol: 'TCP' }]), slice(['10.2.0.2'], [{ name: 'udp', port: 9043, protocol: 'UDP' }])],
+            west: [[['10.2.0.2'], ['udp:9043/UDP']]],
+        },
+    ];
+    for (const row of table) {
+        it(row.case, () => {
+            const { state } = converge([local(exported(older), service(), [winnerSlice]), flatWest(row.ports, row.slices)]);
+            assert.deepEqual(westPorts(state), row.west);
+            assert.deepEqual(westPorts(state, 'east'), [[['10.1.0.1'], ['tcp:8042/TCP', 'udp:8043/UDP']]]);
+        });
+    }
+
+    it('a headless Service with no ports: its endpoints are copied (nothing to conflict)', () => {
+        const noPorts = service({ clusterIP: 'None', ports: [] });
+        const members: MemberCluster[] = [
+            local(exported(older), noPorts, [slice(['10.1.0.1'], null)]),
+            { ...flatWest([], [slice(['10.2.0.1'], null)]), service: noPorts },
+        ];
+        const { state } = converge(members);
+        assert.deepEqual(westPorts(state), [[['10.2.0.1'], []]]);
+    });
+
+    it('while the winner cannot be read, the loser\'s endpoints still follow the import as it is', () => {
+        const west = flatWest([{ name: 'tcp', port: 4242, protocol: 'TCP' }, udp42], [slice(['10.2.0.1'], [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 9043, protocol: 'UDP' }])]);
+        const { state } = converge([local(exported(older), service(), [winnerSlice]), west]);
+        const moved = flatWest(west.service!.spec!.ports!, [slice(['10.2.0.9'], [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 9043, protocol: 'UDP' }])]);
+        const { state: after } = converge([{ ...local(undefined), known: false }, moved], state);
+        assert.deepEqual(westPorts(after), [[['10.2.0.9'], ['udp:9043/UDP']]]);
+    });
+
+    it('gateway mode: the gateway is given only the ports west serves as the import has them', () => {
+        const westSvc = service({ ports: [{ name: 'tcp', port: 4242, protocol: 'TCP' }, udp42] });
+        const { state } = converge([local(exported(older), service(), [winnerSlice]), remote(exported(newer), westSvc)]);
+        assert.deepEqual(westPorts(state), [[['192.0.2.127'], ['udp:888/UDP']]]);
+    });
+
+    it('gateway mode: a member none of whose ports the import has gets no gateway endpoints', () => {
+        const westSvc = service({ ports: [{ name: 'tcp', port: 4242, protocol: 'TCP' }] });
+        const { state } = converge([local(exported(older), service(), [winnerSlice]), remote(exported(newer), westSvc)]);
+        assert.deepEqual(westPorts(state), []);
     });
 });
 

@@ -25,6 +25,7 @@ import {
     MCS_GROUP,
     MCS_MANAGED_BY,
     MCS_OWNED_LABEL,
+    type ImportPort,
     type MemberCluster,
     type ServiceExport,
     type ServiceImport,
@@ -112,7 +113,7 @@ export function planImport(input: ImportPlanInput): ImportPlan {
     if (holding) {
         // The known exporters' endpoints still follow them, into the derived Service as it is.
         const usable = derivedOurs && isHeadless(derived) === (existing.spec?.type === 'Headless') && derived.metadata?.uid !== undefined;
-        if (usable) plan.slices = planDerivedSlices(input, derived, plan.exporters);
+        if (usable) plan.slices = planDerivedSlices(input, derived, existing.spec?.ports ?? [], plan.exporters);
         return plan;
     }
     if (!resolution) return plan;
@@ -141,7 +142,7 @@ export function planImport(input: ImportPlanInput): ImportPlan {
     }
     const update = derivedUpdate(derived, wanted);
     if (update) plan.derived = { action: 'update', object: update };
-    plan.slices = planDerivedSlices(input, derived, exporters.map((e) => e.cluster));
+    plan.slices = planDerivedSlices(input, derived, resolution.spec.ports, exporters.map((e) => e.cluster));
     return plan;
 }
 
@@ -237,7 +238,8 @@ function derivedUpdate(existing: V1Service, wanted: V1Service): V1Service | null
     return { ...wanted, metadata: { ...existing.metadata, ...wanted.metadata, resourceVersion: existing.metadata?.resourceVersion }, spec };
 }
 
-function planDerivedSlices(input: ImportPlanInput, derived: V1Service, exporters: readonly string[]): SlicePlan {
+/** `ports` are the import's: each exporter's endpoints are given only those it serves as they are. */
+function planDerivedSlices(input: ImportPlanInput, derived: V1Service, ports: readonly ImportPort[], exporters: readonly string[]): SlicePlan {
     const addressTypes = mirrorAddressTypes(derived);
     const owner = { name: derived.metadata!.name!, namespace: input.namespace, uid: derived.metadata!.uid!, labels: {}, headless: isHeadless(derived) };
     const total = writesPlan({});
@@ -263,7 +265,7 @@ function planDerivedSlices(input: ImportPlanInput, derived: V1Service, exporters
     }
     for (const cluster of exporters) {
         const member = members.get(cluster)!;
-        const { groups, annotations } = sourceGroups(member.endpoints, member.service!, addressTypes);
+        const { groups, annotations } = sourceGroups(member.endpoints, member.service!, ports, addressTypes);
         add(
             planSlices({
                 owner,
