@@ -100,9 +100,9 @@ export async function setUp<T>(what: string, step: () => Promise<T>): Promise<T>
  * Call at the top level of a test file (top-level await, never in a test or a describe: a
  * failure ends the set-up there), so the cleanup runs after the whole file.
  */
-export async function startTestCluster(prefix: string, opts: Pick<UpOptions, 'controllers'> & { extraApiserverArgs?: string[] } = {}): Promise<TestCluster> {
+export async function startTestCluster(prefix: string, opts: Pick<UpOptions, 'controllers' | 'address'> & { extraApiserverArgs?: string[] } = {}): Promise<TestCluster> {
     const name = `t-${prefix}-${randomBytes(3).toString('hex')}`.slice(0, 40);
-    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, opts.extraApiserverArgs, { controllers: opts.controllers }));
+    const cluster = await setUp(`cluster ${name}`, () => startLocalCluster(name, opts.extraApiserverArgs, { controllers: opts.controllers, address: opts.address }));
     after(() => cluster.stop());
     return cluster;
 }

@@ -20,7 +20,7 @@ export const POD_CIDR = '10.214.0.0/24';
 export const NODE_CGROUP = 'mesh-endpoints-node';
 
 /** Folders the kubelet 1.35 and containerd 1.6 write to whatever their config says. */
-const HARD_CODED_DIRS = ['/var/lib/kubelet', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
+export const HARD_CODED_DIRS = ['/var/lib/kubelet', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
 const MARKER = 'MESH_ENDPOINTS_NODE_NAMESPACE';
 const MADE_DIRS = 'MESH_ENDPOINTS_NODE_MADE_DIRS';
 
@@ -39,7 +39,7 @@ export function tearDownNodeNamespace(pid: number, madeDirs: string[]): void {
 }
 
 /** The network namespace process `pid` runs in, unless it is gone or runs in ours. */
-function netnsOf(pid: number | undefined): string | undefined {
+export function netnsOf(pid: number | undefined): string | undefined {
     try {
         const netns = readlinkSync(`/proc/${pid}/ns/net`);
         return netns === readlinkSync('/proc/self/ns/net') ? undefined : netns;
@@ -59,7 +59,7 @@ function removeMountPoints(dirs: string[]): void {
 }
 
 export function inNodeNamespace(): boolean {
-    return process.env[MARKER] === '1';
+    return !!process.env[MARKER];
 }
 
 /**
@@ -79,7 +79,9 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
     ].join('\n');
     const child = spawn('unshare', ['--net', '--mount', '--propagation', 'private', '--', 'bash', '-c', setup, 'node-namespace', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
         stdio: 'inherit',
-        env: { ...process.env, [MARKER]: '1', [MADE_DIRS]: made.join(':') },
+        // The marker names this run: what the inner process starts in namespaces of its own
+        // (child-namespace.ts) inherits it, and is found by it when the run ends.
+        env: { ...process.env, [MARKER]: String(process.pid), [MADE_DIRS]: made.join(':') },
     });
     // The namespace, known once the inner process runs: what still runs in it at the end is ours.
     let netns: string | undefined;
@@ -90,6 +92,7 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
     // `cluster up NAME --node`: what it started lives on in the namespace until `cluster down NAME`.
     if (opts.keep && code === 0) process.exit(0);
     cleanUpNamespace(netns);
+    killMarked(String(process.pid));
     // Clusters the inner process started, when it could not bring them down itself (killed).
     for (const name of listClusters().filter((n) => readState(n)?.ownerPid === child.pid)) await down(name);
     removeMountPoints(made);
@@ -98,25 +101,36 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
 
 /** Kills every process left in network namespace `netns` and the node's cgroups, then removes those cgroups. */
 function cleanUpNamespace(netns: string | undefined): void {
-    if (netns) {
-        for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-            try {
-                if (readlinkSync(`/proc/${pid}/ns/net`) === netns) process.kill(Number(pid), 'SIGKILL');
-            } catch {
-                /* gone meanwhile, or not ours to read */
-            }
-        }
-    }
+    if (netns) killWhere((pid) => readlinkSync(`/proc/${pid}/ns/net`) === netns);
     killNodeCgroups();
 }
 
-/** Every process in the node's cgroups (the containers, in their own network namespaces) killed, and the cgroups removed. */
-export function killNodeCgroups(): void {
+/** Kills every process of run `marker` (its environment says so), wherever it runs. */
+function killMarked(marker: string): void {
+    const entry = `${MARKER}=${marker}`;
+    killWhere((pid) => readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry));
+}
+
+/** Kills every process for which `matches` holds (not this one). */
+export function killWhere(matches: (pid: string) => boolean): void {
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
+        try {
+            if (matches(pid)) process.kill(Number(pid), 'SIGKILL');
+        } catch {
+            /* gone meanwhile, or not ours to read */
+        }
+    }
+}
+
+/**
+ * Every process in a node's cgroups (the containers, in their own network namespaces) killed, and
+ * the cgroups removed: node `cgroup`'s, or by default every node's (NODE_CGROUP and its `-<name>`s).
+ */
+export function killNodeCgroups(cgroup?: string): void {
     const root = '/sys/fs/cgroup';
     if (!existsSync(root)) return;
-    for (const hierarchy of readdirSync(root)) {
-        const top = join(root, hierarchy, NODE_CGROUP);
-        if (!existsSync(top)) continue;
+    const ours = (name: string) => (cgroup ? name === cgroup : name === NODE_CGROUP || name.startsWith(`${NODE_CGROUP}-`));
+    for (const top of readdirSync(root).flatMap((h) => (existsSync(join(root, h)) ? readdirSync(join(root, h)).filter(ours).map((n) => join(root, h, n)) : []))) {
         const dirs = (readdirSync(top, { recursive: true, withFileTypes: true }) as { name: string; parentPath?: string; path?: string; isDirectory(): boolean }[])
             .filter((e) => e.isDirectory())
             .map((e) => join(e.parentPath ?? e.path ?? top, e.name))

@@ -21,11 +21,51 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeRest } from '../kube/rest.js';
 import type { ClusterState } from './cluster.js';
-import { buildScript, signalGroup, startProcess, waitFor } from './processes.js';
+import type { ChildNamespace } from './child-namespace.js';
+import { startCoreDns } from './coredns.js';
 import { kubeConfigFor } from './harness.js';
+import { startKubeProxy } from './kube-proxy.js';
 import { killNodeCgroups, NODE_CGROUP, NODE_IP, POD_CIDR } from './node-namespace.js';
+import { buildScript, signalGroup, startProcess, waitFor } from './processes.js';
 
 const run = promisify(execFile);
+
+/** Where a node runs: its address, its Pods' CIDR, its cgroup root, and the namespace its processes run in. */
+export interface NodeHost {
+    ip: string;
+    podCidr: string;
+    cgroup: string;
+    /** Absent: the node namespace itself (node-namespace.ts). */
+    namespace?: ChildNamespace;
+    /** `cmd args` as run on this host. */
+    run(cmd: string, args: string[]): [string, string[]];
+    /** Runs a command on this host and returns its stdout. */
+    exec(cmd: string, args: string[]): Promise<string>;
+}
+
+/** The node of the node namespace itself. */
+export const FIRST_NODE: NodeHost = {
+    ip: NODE_IP,
+    podCidr: POD_CIDR,
+    cgroup: NODE_CGROUP,
+    run: (cmd, args) => [cmd, args],
+    exec: async (cmd, args) => (await run(cmd, args, { maxBuffer: 16 << 20 })).stdout,
+};
+
+/** A further node in a child namespace (child-namespace.ts, made with `privateDirs: HARD_CODED_DIRS`), with its own address, Pod CIDR and cgroup. */
+export function childNode(namespace: ChildNamespace, ip: string, podCidr: string): NodeHost {
+    return { ip, podCidr, cgroup: `${NODE_CGROUP}-${namespace.name}`, namespace, run: namespace.command, exec: namespace.exec };
+}
+
+export interface NodeOptions {
+    /** Where it runs (FIRST_NODE by default). */
+    host?: NodeHost;
+    /**
+     * kube-proxy and CoreDNS too (kube-proxy.ts, coredns.ts), CoreDNS as the Pods' nameserver:
+     * Service cluster IPs and names work in the node's Pods. Needs the MCS CRDs installed.
+     */
+    dataPlane?: boolean;
+}
 
 /** kube-apiserver flags a real node needs (UpOptions.extraApiserverArgs). */
 export const NODE_APISERVER_ARGS = [
@@ -94,7 +134,7 @@ state = "${dir}/containerd/state"
 `;
 }
 
-function cniConfig(dir: string): string {
+function cniConfig(dir: string, podCidr: string): string {
     return JSON.stringify({
         cniVersion: '1.0.0',
         name: 'mesh-endpoints-node',
@@ -107,20 +147,20 @@ function cniConfig(dir: string): string {
                 isDefaultGateway: true,
                 ipMasq: false,
                 hairpinMode: true,
-                ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR }]], dataDir: join(dir, 'cni/ipam') },
+                ipam: { type: 'host-local', ranges: [[{ subnet: podCidr }]], dataDir: join(dir, 'cni/ipam') },
             },
         ],
     });
 }
 
-function kubeletConfig(dir: string): string {
+function kubeletConfig(dir: string, host: NodeHost, clusterDns: boolean): string {
     return `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
-cgroupRoot: /${NODE_CGROUP}
+cgroupRoot: /${host.cgroup}
 failSwapOn: false
-address: ${NODE_IP}
+address: ${host.ip}
 port: 10250
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -136,7 +176,7 @@ containerRuntimeEndpoint: unix://${dir}/containerd/containerd.sock
 imageServiceEndpoint: unix://${dir}/containerd/containerd.sock
 podLogsDir: ${dir}/kubelet/logs
 resolvConf: ""
-syncFrequency: 10s
+${clusterDns ? `clusterDNS: [${host.ip}]\nclusterDomain: cluster.local\n` : ''}syncFrequency: 10s
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:
@@ -146,16 +186,18 @@ evictionHard:
   nodefs.inodesFree: "1%"
 protectKernelDefaults: false
 serializeImagePulls: false
-maxPods: 30
+# The suite's Pods run sh as PID 1, which ignores SIGTERM: each lingers for its grace period.
+maxPods: 110
 volumePluginDir: ${dir}/kubelet/volume-plugins
 makeIPTablesUtilChains: false
 `;
 }
 
 /** The kubernetes Service's address (its cluster IP, port 443) led to kube-apiserver, as kube-proxy would: the Pods' in-cluster config uses it. */
-async function routeKubernetesService(cluster: ClusterState, admin: KubeRest): Promise<void> {
+async function routeKubernetesService(cluster: ClusterState, admin: KubeRest, host: NodeHost): Promise<void> {
     const svc = await admin.get<{ spec: { clusterIP: string } }>('/api/v1/namespaces/default/services/kubernetes');
-    await run('iptables', ['-t', 'nat', '-A', 'PREROUTING', '-d', `${svc.spec.clusterIP}/32`, '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', `${NODE_IP}:${cluster.apiserverPort}`]);
+    const apiserver = `${cluster.address ?? NODE_IP}:${cluster.apiserverPort}`;
+    await host.exec('iptables', ['-t', 'nat', '-A', 'PREROUTING', '-d', `${svc.spec.clusterIP}/32`, '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', apiserver]);
 }
 
 async function nodeReady(admin: KubeRest, name: string): Promise<boolean> {
@@ -211,10 +253,12 @@ export function podLog(cluster: ClusterState, namespace: string, pod: string, co
 }
 
 /**
- * Starts containerd and the kubelet as node `name` of `cluster` (started in this namespace on
- * NODE_IP with NODE_APISERVER_ARGS), imports the pause image and `images`, and waits for Ready.
+ * Starts containerd and the kubelet as node `name` of `cluster` (started on the host's address
+ * with NODE_APISERVER_ARGS), imports the pause image and `images`, and waits for Ready; with
+ * `dataPlane`, kube-proxy and CoreDNS after it.
  */
-export async function startNode(cluster: ClusterState, name: string, images: NodeImage[] = []): Promise<RealNode> {
+export async function startNode(cluster: ClusterState, name: string, images: NodeImage[] = [], opts: NodeOptions = {}): Promise<RealNode> {
+    const host = opts.host ?? FIRST_NODE;
     const bin = await (built ??= buildScript('hack/node/build.sh'));
     const dir = join(cluster.dir, 'node');
     for (const sub of ['containerd/certs.d', 'cni/bin', 'cni/conf', 'cni/ipam', 'kubelet/root', 'kubelet/pki', 'kubelet/logs', 'kubelet/volume-plugins']) {
@@ -223,10 +267,10 @@ export async function startNode(cluster: ClusterState, name: string, images: Nod
     for (const plugin of ['bridge', 'host-local', 'loopback']) cpSync(`/usr/lib/cni/${plugin}`, join(dir, 'cni/bin', plugin));
     writeFileSync(join(dir, 'containerd/config.toml'), containerdConfig(dir));
     // Before containerd starts: it does not pick up a CNI config written later.
-    writeFileSync(join(dir, 'cni/conf/10-mesh-endpoints-node.conflist'), cniConfig(dir));
-    writeFileSync(join(dir, 'kubelet/config.yaml'), kubeletConfig(dir));
+    writeFileSync(join(dir, 'cni/conf/10-mesh-endpoints-node.conflist'), cniConfig(dir, host.podCidr));
+    writeFileSync(join(dir, 'kubelet/config.yaml'), kubeletConfig(dir, host, !!opts.dataPlane));
     // The kubelet checks that its cgroup root exists in every hierarchy.
-    for (const hierarchy of readdirSync('/sys/fs/cgroup')) mkdirSync(join('/sys/fs/cgroup', hierarchy, NODE_CGROUP), { recursive: true });
+    for (const hierarchy of readdirSync('/sys/fs/cgroup')) mkdirSync(join('/sys/fs/cgroup', hierarchy, host.cgroup), { recursive: true });
 
     const socket = join(dir, 'containerd/containerd.sock');
     const containerdLog = join(dir, 'containerd.log');
@@ -235,36 +279,40 @@ export async function startNode(cluster: ClusterState, name: string, images: Nod
     const admin = new KubeRest(kubeConfigFor(cluster));
     const stop = async () => {
         for (const pid of pids.reverse()) signalGroup(pid, 'SIGKILL');
-        killNodeCgroups();
+        killNodeCgroups(host.cgroup);
         for (const pid of shimPids(socket)) signalGroup(pid, 'SIGKILL');
-        await unmountUnder(dir);
+        // A child namespace's mounts go with it; the node namespace's stay until unmounted.
+        if (!host.namespace) await unmountUnder(dir);
     };
     const importImage = async (image: NodeImage) => {
-        await run('ctr', ['-a', socket, '-n', 'k8s.io', 'images', 'import', '--base-name', image.baseName, image.archive], { maxBuffer: 16 << 20 });
+        await host.exec('ctr', ['-a', socket, '-n', 'k8s.io', 'images', 'import', '--base-name', image.baseName, image.archive]);
     };
     try {
-        pids.push(await startProcess('containerd', ['--config', join(dir, 'containerd/config.toml')], containerdLog));
+        pids.push(await startProcess(...host.run('containerd', ['--config', join(dir, 'containerd/config.toml')]), containerdLog));
         await waitFor('containerd', async () => existsSync(socket), pids[0]!, containerdLog, 30_000);
         await importImage({ archive: join(bin, 'pause-oci.tar'), baseName: 'registry.k8s.io/pause' });
         for (const image of images) await importImage(image);
-        await routeKubernetesService(cluster, admin);
+        await routeKubernetesService(cluster, admin, host);
         pids.push(
             await startProcess(
-                join(bin, 'kubelet'),
-                [
+                ...host.run(join(bin, 'kubelet'), [
                     `--config=${join(dir, 'kubelet/config.yaml')}`,
                     // The admin's token: the probe's choice; a node identity would need the Node authorizer.
                     `--kubeconfig=${cluster.kubeconfig}`,
                     `--root-dir=${join(dir, 'kubelet/root')}`,
                     `--cert-dir=${join(dir, 'kubelet/pki')}`,
                     `--hostname-override=${name}`,
-                    `--node-ip=${NODE_IP}`,
+                    `--node-ip=${host.ip}`,
                     '--v=1',
-                ],
+                ]),
                 kubeletLog,
             ),
         );
         await waitFor(`node ${name} Ready`, () => nodeReady(admin, name), pids[1]!, kubeletLog, 120_000);
+        if (opts.dataPlane) {
+            pids.push(await startKubeProxy(bin, cluster, name, host, dir));
+            pids.push(await startCoreDns(cluster, host, dir));
+        }
     } catch (err) {
         await stop();
         throw err;
