@@ -4,6 +4,7 @@
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LINK_GROUP, LINK_STORAGE_VERSION } from '../servicemirror/api/link.js';
 import type { RemoteRight } from '../servicemirror/link/remote-access.js';
+import { GROUP_API_GROUP } from '../externalworkloads/groups/types.js';
 import { WORKLOAD_GROUP } from '../externalworkloads/types.js';
 import type { LinkReport } from './links-report.js';
 
@@ -23,6 +24,7 @@ export interface CheckResult {
 export const EXPECTED_CRDS = [
     { name: `externalworkloads.${WORKLOAD_GROUP}`, served: ['v1alpha1', 'v1beta1'], storage: 'v1beta1' },
     { name: `links.${LINK_GROUP}`, served: ['v1alpha1', 'v1alpha2', 'v1alpha3'], storage: LINK_STORAGE_VERSION },
+    { name: `externalworkloadgroups.${GROUP_API_GROUP}`, served: ['v1alpha1'], storage: 'v1alpha1' },
 ] as const;
 
 export interface CrdObject {
