@@ -14,9 +14,8 @@
 // Ending it kills every process in its network namespace; the mount namespace and the veth go
 // with the last of them.
 import { execFile, spawn } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { killWhere, netnsOf, NODE_IP } from './node-namespace.js';
+import { killNetns, netnsOf, NODE_IP } from './node-namespace.js';
 
 const run = promisify(execFile);
 
@@ -59,13 +58,13 @@ export async function startChildNamespace(opts: ChildNamespaceOptions): Promise<
     const exec = async (cmd: string, args: string[]) => (await run(...command(cmd, args), { maxBuffer: 16 << 20 })).stdout;
     const outside = `me-${opts.name}`;
     const inside = `${outside}-in`;
-    const netns = netnsOf(holderPid);
-    const stop = () => {
-        if (netns) killWhere((pid) => readlinkSync(`/proc/${pid}/ns/net`) === netns);
-    };
+    // Known once the holder has unshared: until then, the holder is all there is.
+    let netns: string | undefined;
+    const stop = () => (netns ? killNetns(netns) : process.kill(holderPid, 'SIGKILL'));
     try {
         // The holder's set-up is done once its loopback carries the addresses.
         await waitUntil(`namespace ${opts.name}`, async () => (await exec('ip', ['-4', 'addr', 'show', 'lo']).catch(() => '')).includes(`${opts.addresses[0]}/32`));
+        netns = netnsOf(holderPid);
         await run('ip', ['link', 'add', outside, 'type', 'veth', 'peer', 'name', inside, 'netns', String(holderPid)]);
         await run('ip', ['link', 'set', outside, 'up']);
         for (const prefix of [...opts.addresses.map((a) => `${a}/32`), ...(opts.routes ?? [])]) {

@@ -7,13 +7,13 @@
 import { imageRef } from '../../hack/image/config.js';
 import { down as downCluster, listClusters, orphanClusters, readState, restartApiserver, up, writeState, type UpOptions } from './cluster.js';
 import { productImage } from './image.js';
-import { inNodeNamespace, madeMountPoints, NODE_IP, reexecInNodeNamespace, tearDownNodeNamespace } from './node-namespace.js';
+import { inNodeNamespace, madeMountPoints, NODE_CGROUP, NODE_IP, reexecInNodeNamespace, tearDownNodeNamespace } from './node-namespace.js';
 import { NODE_APISERVER_ARGS, startNode } from './node.js';
 
 /** Brings cluster `name` down, and the namespace of its node with it. */
 async function down(name: string): Promise<void> {
     const state = readState(name);
-    if (state?.node) tearDownNodeNamespace(state.apiserverPid || state.etcdPid, state.node.madeDirs);
+    if (state?.node) tearDownNodeNamespace(state.apiserverPid || state.etcdPid, state.node.madeDirs, state.node.cgroup);
     await downCluster(name);
 }
 
@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<void> {
             const state = await up(name, withNode ? { ...opts, address: NODE_IP, extraApiserverArgs: NODE_APISERVER_ARGS, controllers: opts.controllers ?? {} } : opts);
             if (withNode && !state.node) {
                 await startNode(state, 'node-0', [{ archive: await productImage(), baseName: imageRef().split(':')[0]! }]);
-                writeState({ ...state, node: { name: 'node-0', madeDirs: madeMountPoints() } });
+                writeState({ ...state, node: { name: 'node-0', madeDirs: madeMountPoints(), cgroup: NODE_CGROUP } });
                 process.stderr.write(`node node-0 Ready; enter its namespace with: nsenter --target ${state.apiserverPid} --net --mount\n`);
             }
             process.stderr.write(`cluster ${name}: ${state.server} (etcd 127.0.0.1:${state.etcdPort})\n`);

@@ -31,7 +31,7 @@ export interface ClusterState {
     /** The address kube-apiserver binds and advertises and clients use; 127.0.0.1 unless UpOptions.address. */
     address?: string;
     /** A real node joined by `cluster up NAME --node` (src/testing/node.ts), in the namespace its processes keep. */
-    node?: { name: string; madeDirs: string[] };
+    node?: { name: string; madeDirs: string[]; cgroup: string };
 }
 
 export function clustersRoot(): string {

@@ -16,12 +16,16 @@ import { down, listClusters, readState } from './cluster.js';
 export const NODE_IP = '10.213.0.1';
 /** The Pods' addresses, on the CNI bridge inside the namespace. */
 export const POD_CIDR = '10.214.0.0/24';
-/** The kubelet's cgroup parent: everything of the node's Pods is under it, in every hierarchy. */
-export const NODE_CGROUP = 'mesh-endpoints-node';
+const MARKER = 'MESH_ENDPOINTS_NODE_NAMESPACE';
+/**
+ * The kubelet's cgroup parent: everything of the node's Pods is under it, in every hierarchy.
+ * Named after this run (the outer process's pid, the marker inside), so that two runs on one
+ * machine never kill each other's containers; a further node's is `<NODE_CGROUP>-<name>`.
+ */
+export const NODE_CGROUP = `mesh-endpoints-node-${process.env[MARKER] ?? process.pid}`;
 
 /** Folders the kubelet 1.35 and containerd 1.6 write to whatever their config says. */
 export const HARD_CODED_DIRS = ['/var/lib/kubelet', '/var/log/containers', '/var/lib/cni', '/run/containerd'];
-const MARKER = 'MESH_ENDPOINTS_NODE_NAMESPACE';
 const MADE_DIRS = 'MESH_ENDPOINTS_NODE_MADE_DIRS';
 
 /** Inside the namespace: the mount points the outer process made on the host (removed at the end). */
@@ -31,10 +35,11 @@ export function madeMountPoints(): string[] {
 
 /**
  * From outside: ends a kept namespace (`cluster up NAME --node`) that process `pid` runs in,
- * every process in it and the node's cgroups, and removes the mount points made for it.
+ * every process in it and the node's cgroups (`cgroup`), and removes the mount points made for it.
  */
-export function tearDownNodeNamespace(pid: number, madeDirs: string[]): void {
-    cleanUpNamespace(netnsOf(pid));
+export function tearDownNodeNamespace(pid: number, madeDirs: string[], cgroup: string): void {
+    killNetns(netnsOf(pid));
+    killNodeCgroups(cgroup);
     removeMountPoints(madeDirs);
 }
 
@@ -91,18 +96,18 @@ export async function reexecInNodeNamespace(opts: { keep?: boolean } = {}): Prom
     clearInterval(learn);
     // `cluster up NAME --node`: what it started lives on in the namespace until `cluster down NAME`.
     if (opts.keep && code === 0) process.exit(0);
-    cleanUpNamespace(netns);
+    killNetns(netns);
     killMarked(String(process.pid));
+    killNodeCgroups();
     // Clusters the inner process started, when it could not bring them down itself (killed).
     for (const name of listClusters().filter((n) => readState(n)?.ownerPid === child.pid)) await down(name);
     removeMountPoints(made);
     process.exit(code);
 }
 
-/** Kills every process left in network namespace `netns` and the node's cgroups, then removes those cgroups. */
-function cleanUpNamespace(netns: string | undefined): void {
+/** Kills every process in network namespace `netns`. */
+export function killNetns(netns: string | undefined): void {
     if (netns) killWhere((pid) => readlinkSync(`/proc/${pid}/ns/net`) === netns);
-    killNodeCgroups();
 }
 
 /** Kills every process of run `marker` (its environment says so), wherever it runs. */
@@ -112,7 +117,7 @@ function killMarked(marker: string): void {
 }
 
 /** Kills every process for which `matches` holds (not this one). */
-export function killWhere(matches: (pid: string) => boolean): void {
+function killWhere(matches: (pid: string) => boolean): void {
     for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
         try {
             if (matches(pid)) process.kill(Number(pid), 'SIGKILL');
@@ -124,12 +129,12 @@ export function killWhere(matches: (pid: string) => boolean): void {
 
 /**
  * Every process in a node's cgroups (the containers, in their own network namespaces) killed, and
- * the cgroups removed: node `cgroup`'s, or by default every node's (NODE_CGROUP and its `-<name>`s).
+ * the cgroups removed: `cgroup` and its further nodes' (`<cgroup>-<name>`), by default this run's.
  */
-export function killNodeCgroups(cgroup?: string): void {
+export function killNodeCgroups(cgroup = NODE_CGROUP): void {
     const root = '/sys/fs/cgroup';
     if (!existsSync(root)) return;
-    const ours = (name: string) => (cgroup ? name === cgroup : name === NODE_CGROUP || name.startsWith(`${NODE_CGROUP}-`));
+    const ours = (name: string) => name === cgroup || name.startsWith(`${cgroup}-`);
     for (const top of readdirSync(root).flatMap((h) => (existsSync(join(root, h)) ? readdirSync(join(root, h)).filter(ours).map((n) => join(root, h, n)) : []))) {
         const dirs = (readdirSync(top, { recursive: true, withFileTypes: true }) as { name: string; parentPath?: string; path?: string; isDirectory(): boolean }[])
             .filter((e) => e.isDirectory())

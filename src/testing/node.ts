@@ -2,8 +2,10 @@
 // built from the same k8s.io/kubernetes module as kube-apiserver (hack/node/build.sh), a pause
 // image built here, the CNI bridge and host-local plugins (Debian's containernetworking-plugins),
 // and local images imported into containerd (no registry: Pods use IfNotPresent or Never).
-// It must run inside the namespace of src/testing/node-namespace.ts, with the cluster started
-// there on NODE_IP. The settings come from a probe on this kind of machine
+// It must run inside the namespace of src/testing/node-namespace.ts (the first node) or a child
+// namespace of it (second-node.ts), with the cluster started there on NODE_IP; with its data plane
+// it also runs kube-proxy (kube-proxy.ts) and CoreDNS (coredns.ts), as a real node's add-ons.
+// The settings come from a probe on this kind of machine
 // (shared/reference/local-node.md), each for a trap it met:
 // - cgroup v1: the kubelet refuses it unless failCgroupV1 is false; cgroupfs on both sides.
 // - root here lacks CAP_SYS_RESOURCE, so runc cannot lower oom_score_adj for sandboxes:

@@ -34,6 +34,10 @@ export interface McsSetOptions {
     controllers?: UpOptions['controllers'];
     /** More kube-apiserver flags for both clusters. */
     extraApiserverArgs?: string[];
+    /** The address both kube-apiservers bind (UpOptions.address): NODE_IP for clusters with real nodes. */
+    address?: string;
+    /** Links with no gateway: a flat network, the imports carry the exporting cluster's own endpoints. */
+    flat?: boolean;
 }
 
 /** Call at the top level of a test file: both clusters, their CRDs and Links, and both controllers. */
@@ -52,7 +56,7 @@ export async function startMcsSet(prefix: string, opts: McsSetOptions = {}): Pro
             await installCrds(admin);
             await installMcsCrds(admin);
             await admin.create(collectionPath(Namespaces), { metadata: { name: LINK_NS } });
-            await createLinkTo(member, other);
+            await createLinkTo(member, other, { gateway: !opts.flat });
         }
         await Promise.all([startController(set.east), startController(set.west)]);
     });
