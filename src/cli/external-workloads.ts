@@ -32,6 +32,7 @@ interface Flags extends ControllerFlags {
     probeConcurrency: number;
     probeAddressOverride?: ProbeAddressOverride;
     probeAllowCidrs?: ProbeCidr[];
+    workloadGroups: boolean;
 }
 
 const DEFAULT_WEBHOOK_SECRET = 'mesh-endpoints-conversion-webhook-cert';
@@ -67,6 +68,11 @@ export function externalWorkloadsCommand(program: Command): void {
         .option('--probe-concurrency <n>', 'workload health probes in flight at once', intFlag(1, 10_000), DEFAULT_PROBE_CONCURRENCY)
         .option('--probe-address-override <host[:port]>', 'send workload health probes here instead of to the workload’s address (a test server)', probeOverrideFlag)
         .option('--probe-allow-cidrs <cidrs>', PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag)
+        .addOption(
+            new Option('--workload-groups <bool>', 'materialise the ExternalWorkloads of VMs that register themselves into an ExternalWorkloadGroup (false: ignore groups)')
+                .argParser(boolFlag)
+                .default(true, 'true'),
+        )
         .action((flags: Flags) =>
             runController(
                 flags,
@@ -80,6 +86,7 @@ export function externalWorkloadsCommand(program: Command): void {
                         maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
                         batchPeriodMs: flags.batchPeriod,
                         healthChecks: healthChecks(flags),
+                        workloadGroups: flags.workloadGroups,
                     }),
                 (deps) => (flags.webhookAddr ? [conversionWebhook(flags, flags.webhookAddr, deps)] : []),
             ).catch(fail),

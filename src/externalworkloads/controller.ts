@@ -20,6 +20,7 @@ import { selectsWorkload } from './desired.js';
 import { HealthCheckMetrics } from './health/metrics.js';
 import { HealthProber, type HealthCheckOptions } from './health/prober.js';
 import { ReadyWriter } from './health/ready-writer.js';
+import { WorkloadGroupsController } from './groups/controller.js';
 import { ExternalWorkloadsMetrics } from './metrics.js';
 import { serviceIndexValues, servicesIndexLookups, workloadIndexValues, workloadsIndexLookups } from './selection.js';
 import { cacheService, type CachedService } from './cached-service.js';
@@ -54,6 +55,8 @@ export interface ExternalWorkloadsOptions extends ControllerDeps {
     maxRetries?: number;
     /** Probe the workloads that ask for it and write their Ready condition (health/); off when undefined. */
     healthChecks?: HealthCheckOptions;
+    /** Materialise the workloads of VMs that register themselves (groups/); off when false or undefined. */
+    workloadGroups?: boolean;
 }
 
 type Key = string;
@@ -70,6 +73,9 @@ export class ExternalWorkloadsController implements Runnable {
     readonly metrics: ExternalWorkloadsMetrics;
     /** The health checks, when on: their Ready writes come back through the workload informer like anyone's. */
     readonly health: HealthProber | undefined;
+    /** VMs that register themselves, when on: its caches are optional (the group CRD may come later). */
+    readonly groups: WorkloadGroupsController | undefined;
+    readonly optionalInformers: Informer<KubeObject>[];
     private readonly managedBy: string;
     private readonly log: Logger;
     private readonly controller: Controller<Key>;
@@ -122,6 +128,8 @@ export class ExternalWorkloadsController implements Runnable {
             maxRetries: opts.maxRetries,
         });
         this.registerHandlers();
+        this.groups = opts.workloadGroups ? new WorkloadGroupsController({ ...opts, logger: this.log }) : undefined;
+        this.optionalInformers = this.groups?.informers ?? [];
         if (opts.healthChecks) {
             this.health = new HealthProber({
                 workloads: this.workloads,
@@ -171,10 +179,11 @@ export class ExternalWorkloadsController implements Runnable {
         }
         this.controller.start(keys);
         this.health?.start();
+        this.groups?.startLeading();
     }
 
     async stopLeading(): Promise<void> {
-        await Promise.all([this.controller.stop(), this.health?.stop()]);
+        await Promise.all([this.controller.stop(), this.health?.stop(), this.groups?.stopLeading()]);
     }
 
     /** Converges the slices of one Service. Throws to be retried with backoff. */

@@ -109,6 +109,11 @@ export class Controller<K extends string> {
         this.queue.add(key);
     }
 
+    /** A change that may come in a burst: runs at once, or at most once per window (WorkQueue.addCoalesced). */
+    addCoalesced(key: K, windowMs: number): void {
+        this.queue.addCoalesced(key, windowMs);
+    }
+
     addAfter(key: K, delayMs: number): void {
         this.queue.addAfter(key, delayMs);
     }

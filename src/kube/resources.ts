@@ -43,6 +43,14 @@ export const ExternalWorkloads: ResourceType = {
     namespaced: true,
     crd: { name: 'externalworkloads.workload.linkerd.io', file: 'charts/mesh-endpoints/crds/externalworkloads.yaml' },
 };
+export const ExternalWorkloadGroups: ResourceType = {
+    group: 'mesh-endpoints.io',
+    version: 'v1alpha1',
+    plural: 'externalworkloadgroups',
+    kind: 'ExternalWorkloadGroup',
+    namespaced: true,
+    crd: { name: 'externalworkloadgroups.mesh-endpoints.io', file: 'charts/mesh-endpoints/crds/externalworkloadgroups.yaml' },
+};
 export const Links: ResourceType = {
     group: 'multicluster.linkerd.io',
     version: 'v1alpha3',

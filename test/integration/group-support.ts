@@ -1,0 +1,101 @@
+// What the workload-group tests share: a group, a registration Lease written as an agent
+// would, and reads of the materialised workloads and the group's status.
+import { collectionPath, ExternalWorkloadGroups, ExternalWorkloads, Leases, objectPath } from '../../src/kube/resources.js';
+import type { KubeRest } from '../../src/kube/rest.js';
+import { microTime } from '../../src/time/format.js';
+import type { WorkloadCondition } from '../../src/externalworkloads/types.js';
+import type { GroupStatus } from '../../src/externalworkloads/groups/status.js';
+
+export interface GroupSpecInput {
+    addressRanges?: string[];
+    heartbeatPeriod?: string;
+    leaseDuration?: string;
+    gracePeriod?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ports?: Array<{ name?: string; port: number }>;
+}
+
+export function groupObject(name: string, spec: GroupSpecInput = {}) {
+    return {
+        apiVersion: 'mesh-endpoints.io/v1alpha1',
+        kind: 'ExternalWorkloadGroup',
+        metadata: { name },
+        spec: {
+            addressRanges: spec.addressRanges ?? ['10.20.0.0/16', 'fd00:20::/64'],
+            heartbeatPeriod: spec.heartbeatPeriod ?? '1s',
+            leaseDuration: spec.leaseDuration ?? '3s',
+            gracePeriod: spec.gracePeriod ?? '8s',
+            template: {
+                metadata: { labels: spec.labels ?? { app: 'web' }, annotations: spec.annotations ?? {} },
+                spec: { ports: spec.ports ?? [{ name: 'http', port: 8080 }], meshTLS: { identity: '{serviceAccount}.{namespace}.serviceaccount.identity.linkerd.cluster.local', serverName: '{vm}.{group}' } },
+            },
+        },
+    };
+}
+
+export async function createGroup(rest: KubeRest, ns: string, name: string, spec: GroupSpecInput = {}): Promise<{ metadata: { uid: string } }> {
+    return rest.create(collectionPath(ExternalWorkloadGroups, ns), groupObject(name, spec) as never) as never;
+}
+
+export interface LeaseBody {
+    metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string };
+}
+
+/** The Lease an agent of VM `vm` writes: `<group>.<vm>`, holder itself, its addresses. */
+export function leaseBody(ns: string, group: string, vm: string, addresses: string[], opts: { renewTime?: Date; withdrawn?: boolean; holder?: string } = {}): LeaseBody {
+    const name = `${group}.${vm}`;
+    return {
+        metadata: {
+            name,
+            labels: { 'mesh-endpoints.io/workload-group': group },
+            annotations: { 'mesh-endpoints.io/addresses': addresses.join(','), ...(opts.withdrawn ? { 'mesh-endpoints.io/withdrawn': 'true' } : {}) },
+        },
+        spec: { holderIdentity: opts.holder ?? `system:serviceaccount:${ns}:${name}`, leaseDurationSeconds: 3, renewTime: microTime(opts.renewTime ?? new Date()) },
+    };
+}
+
+/** Creates the Lease or renews it (a replace at its current version), as the agent does. */
+export async function writeLease(rest: KubeRest, ns: string, body: LeaseBody): Promise<void> {
+    try {
+        const current = await rest.get<LeaseBody>(objectPath(Leases, ns, body.metadata.name));
+        await rest.replace(objectPath(Leases, ns, body.metadata.name), { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata.resourceVersion } } as never);
+    } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+        await rest.create(collectionPath(Leases, ns), body as never);
+    }
+}
+
+export interface MaterialisedWorkload {
+    metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string; kind: string }> };
+    spec: { workloadIPs?: Array<{ ip: string }>; ports?: Array<{ name?: string; port: number }>; meshTLS?: { identity: string; serverName: string } };
+    status?: { conditions?: WorkloadCondition[] };
+}
+
+export async function getWorkload(rest: KubeRest, ns: string, name: string): Promise<MaterialisedWorkload | undefined> {
+    try {
+        return await rest.get<MaterialisedWorkload>(objectPath(ExternalWorkloads, ns, name));
+    } catch (err) {
+        if ((err as { code?: number }).code === 404) return undefined;
+        throw err;
+    }
+}
+
+export async function readyOf(rest: KubeRest, ns: string, name: string): Promise<WorkloadCondition | undefined> {
+    return (await getWorkload(rest, ns, name))?.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+export async function groupStatusOf(rest: KubeRest, ns: string, name: string): Promise<Partial<GroupStatus>> {
+    return (await rest.get<{ status?: Partial<GroupStatus> }>(objectPath(ExternalWorkloadGroups, ns, name))).status ?? {};
+}
+
+export async function leaseExists(rest: KubeRest, ns: string, name: string): Promise<boolean> {
+    try {
+        await rest.get(objectPath(Leases, ns, name));
+        return true;
+    } catch (err) {
+        if ((err as { code?: number }).code === 404) return false;
+        throw err;
+    }
+}
