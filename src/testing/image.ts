@@ -1,12 +1,13 @@
 // The product's OCI image in tests: built by `make image` (hack/image/build.ts), read back from
 // its archive (config and files), and run as a container by runc (a Debian package), with no
-// container engine and no registry.
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// container engine and no registry; any image archive (the MCS suite's stand-ins, suite-images.ts)
+// started as a long-running container to exec commands in, as the kubelet does.
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { appVersion, imageArchive, repoRoot } from '../../hack/image/config.js';
+import { imageArchive, repoRoot } from '../../hack/image/config.js';
 
 const run = promisify(execFile);
 
@@ -14,7 +15,7 @@ let built: Promise<string> | undefined;
 
 /** The newest modification time of the files the image is built from. */
 function newestSource(): number {
-    const files = ['package.json', 'package-lock.json', 'hack/image/build.ts', 'hack/image/config.ts', 'hack/bundle.ts'].map((f) => join(repoRoot, f));
+    const files = ['package.json', 'package-lock.json', 'hack/bundle.ts', ...['build', 'config', 'debian', 'oci'].map((f) => `hack/image/${f}.ts`)].map((f) => join(repoRoot, f));
     for (const dir of ['src', 'hack/bundle-shims']) {
         files.push(...readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => join(repoRoot, dir, f)));
     }
@@ -40,8 +41,8 @@ export async function cannotRunContainers(): Promise<string | undefined> {
 }
 
 export interface ImageContents {
-    /** The OCI image config's `config` (Entrypoint, User, WorkingDir, Env, ExposedPorts). */
-    config: { Entrypoint?: string[]; User?: string; WorkingDir?: string; Env?: string[]; ExposedPorts?: Record<string, object> };
+    /** The OCI image config's `config` (Entrypoint, Cmd, User, WorkingDir, Env, ExposedPorts). */
+    config: { Entrypoint?: string[]; Cmd?: string[]; User?: string; WorkingDir?: string; Env?: string[]; ExposedPorts?: Record<string, object> };
     /** Every path in its layers, without the leading "./" or "/". */
     files: string[];
     /** The reference name the archive's index gives the image. */
@@ -74,27 +75,116 @@ export async function readImage(archive: string): Promise<ImageContents> {
     }
 }
 
+interface RuntimeSpec {
+    process: { terminal: boolean; args: string[]; env: string[] };
+    root: { readonly?: boolean };
+    mounts: { destination: string; type: string; source: string; options: string[] }[];
+    linux: { namespaces: { type: string; path?: string }[] };
+}
+
+/** The archive unpacked by umoci into a runtime bundle, dir/bundle: rootfs + config.json from the image config (user, working directory, env, args). */
+async function unpack(archive: string, dir: string): Promise<{ bundle: string; spec: RuntimeSpec }> {
+    await run('tar', ['-xf', archive, '-C', dir]);
+    const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')) as { manifests: Descriptor[] };
+    const tag = index.manifests[0]!.annotations?.['org.opencontainers.image.ref.name'];
+    const bundle = join(dir, 'bundle');
+    await run('umoci', ['unpack', '--image', `${dir}:${tag}`, bundle]);
+    const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as RuntimeSpec;
+    spec.process.terminal = false;
+    return { bundle, spec };
+}
+
 /**
- * Runs the image as a container with `args` after its entrypoint: umoci unpacks it into a
- * runtime bundle (rootfs + config.json from the image config: user, working directory, env),
- * runc runs that in new namespaces with no network but loopback. Resolves with its output.
+ * Runs the image as a container with `args` after its entrypoint: runc runs the unpacked bundle
+ * in new namespaces with no network but loopback. Resolves with its output.
  */
 export async function runImage(archive: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
     const dir = mkdtempSync(join(tmpdir(), 'mesh-endpoints-run-'));
     const id = `mesh-endpoints-${process.pid}-${Date.now()}`;
     try {
-        await run('tar', ['-xf', archive, '-C', dir]);
-        await run('umoci', ['unpack', '--image', `${join(dir)}:${appVersion()}`, join(dir, 'bundle')]);
-        const specFile = join(dir, 'bundle', 'config.json');
-        const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { process: { terminal: boolean; args: string[] }; root: { readonly?: boolean } };
-        spec.process.terminal = false;
+        const { bundle, spec } = await unpack(archive, dir);
         spec.process.args.push(...args);
         // As the chart runs it: a read-only root filesystem.
         spec.root.readonly = true;
-        writeFileSync(specFile, JSON.stringify(spec));
-        return await run('runc', ['--root', join(dir, 'runc'), 'run', '--bundle', join(dir, 'bundle'), id], { maxBuffer: 16 << 20, timeout: 60_000 });
+        writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec));
+        return await run('runc', ['--root', join(dir, 'runc'), 'run', '--bundle', bundle, id], { maxBuffer: 16 << 20, timeout: 60_000 });
     } finally {
         await run('runc', ['--root', join(dir, 'runc'), 'delete', '--force', id]).catch(() => undefined);
         rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+export interface ContainerOptions {
+    /** As a Pod's: `command` replaces the image's Entrypoint (and its Cmd), `args` its Cmd. */
+    command?: string[];
+    args?: string[];
+    env?: Record<string, string>;
+    /**
+     * Its network namespace: a new one with loopback only (the default); another container's, as
+     * a Pod's containers share one; or 'host', this process's, for a client of a loopback server
+     * here (it must listen on nothing).
+     */
+    network?: 'host' | Container;
+    /** Files bind-mounted read-only, path inside → file here, as the kubelet mounts /etc/hosts. */
+    files?: Record<string, string>;
+}
+
+export interface Container {
+    pid: number;
+    /** Runs a command in it (runc exec, with its env), as `kubectl exec` does; never rejects on an exit code. */
+    exec(command: string[], timeoutMs?: number): Promise<{ stdout: string; stderr: string; code: number }>;
+    /** Its main process's stdout and stderr so far. */
+    log(): string;
+    /** Kills it and removes its bundle. */
+    stop(): Promise<void>;
+}
+
+/** Starts the image as a detached container (runc run -d), its output to a file. */
+export async function startContainer(archive: string, options: ContainerOptions = {}): Promise<Container> {
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-endpoints-container-'));
+    const id = `mesh-endpoints-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+    const runc = (...args: string[]) => ['--root', join(dir, 'runc'), ...args];
+    const stop = async () => {
+        await run('runc', runc('delete', '--force', id)).catch(() => undefined);
+        rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+        const { bundle, spec } = await unpack(archive, dir);
+        const image = (await readImage(archive)).config;
+        const entrypoint = options.command ?? image.Entrypoint ?? [];
+        spec.process.args = [...entrypoint, ...(options.args ?? (options.command ? [] : (image.Cmd ?? [])))];
+        spec.process.env.push(...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`));
+        spec.linux.namespaces = spec.linux.namespaces.filter((ns) => ns.type !== 'network');
+        if (options.network !== 'host') spec.linux.namespaces.push({ type: 'network', ...(options.network && { path: `/proc/${options.network.pid}/ns/net` }) });
+        for (const [destination, source] of Object.entries(options.files ?? {})) spec.mounts.push({ destination, type: 'bind', source, options: ['rbind', 'ro'] });
+        writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec));
+        const logFile = join(dir, 'log');
+        const out = openSync(logFile, 'w');
+        try {
+            // Detached without a terminal: the container keeps runc's stdout and stderr, this file.
+            const code = await new Promise<number | null>((resolve, reject) => {
+                spawn('runc', runc('run', '--detach', '--bundle', bundle, id), { stdio: ['ignore', out, out] }).on('error', reject).on('exit', resolve);
+            });
+            if (code !== 0) throw new Error(`runc run exited ${code}: ${readFileSync(logFile, 'utf8')}`);
+        } finally {
+            closeSync(out);
+        }
+        const { pid } = JSON.parse((await run('runc', runc('state', id))).stdout) as { pid: number };
+        return {
+            pid,
+            exec: (command, timeoutMs = 10_000) =>
+                run('runc', [...runc('exec'), ...spec.process.env.flatMap((e) => ['--env', e]), id, ...command], { maxBuffer: 16 << 20, timeout: timeoutMs }).then(
+                    ({ stdout, stderr }) => ({ stdout, stderr, code: 0 }),
+                    (err: { stdout?: string; stderr?: string; code?: number | string; message: string }) => {
+                        if (typeof err.code !== 'number') throw err;
+                        return { stdout: err.stdout ?? '', stderr: err.stderr ?? '', code: err.code };
+                    },
+                ),
+            log: () => readFileSync(logFile, 'utf8'),
+            stop,
+        };
+    } catch (error) {
+        await stop();
+        throw error;
     }
 }
