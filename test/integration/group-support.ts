@@ -1,7 +1,10 @@
 // What the workload-group tests share: a group, a registration Lease written as an agent
 // would, and reads of the materialised workloads and the group's status.
 import { collectionPath, ExternalWorkloadGroups, ExternalWorkloads, Leases, objectPath } from '../../src/kube/resources.js';
-import type { KubeRest } from '../../src/kube/rest.js';
+import { KubeConfig } from '../../src/kube/kubeconfig.js';
+import { KubeRest } from '../../src/kube/rest.js';
+import { applyObjects, renderChart } from '../../src/testing/chart.js';
+import { kubeconfigForToken, type ClusterState } from '../../src/testing/cluster.js';
 import { microTime } from '../../src/time/format.js';
 import type { WorkloadCondition } from '../../src/externalworkloads/types.js';
 import type { GroupStatus } from '../../src/externalworkloads/groups/status.js';
@@ -98,4 +101,46 @@ export async function leaseExists(rest: KubeRest, ns: string, name: string): Pro
         if ((err as { code?: number }).code === 404) return false;
         throw err;
     }
+}
+
+/** The chart's rules for workload agents (their ClusterRole, the two ValidatingAdmissionPolicies and bindings), applied as rendered. */
+export async function installAgentPolicies(rest: KubeRest): Promise<string> {
+    const objects = (await renderChart({ namespace: 'mesh-endpoints' })).filter(
+        (o) => (o.kind === 'ClusterRole' && o.metadata.name.endsWith('-workload-agent')) || o.kind.startsWith('ValidatingAdmissionPolicy'),
+    );
+    if (objects.length !== 5) throw new Error(`the chart rendered ${objects.length} of the agents' 5 objects`);
+    await applyObjects(rest, objects);
+    return objects.find((o) => o.kind === 'ClusterRole')!.metadata.name;
+}
+
+export interface VmCredentials {
+    username: string;
+    token: string;
+    /** A client acting as the VM. */
+    rest: KubeRest;
+}
+
+/** VM `vm` of `group`: its ServiceAccount <group>.<vm>, bound to the agents' ClusterRole in `ns`, and a token of it. */
+export async function vmCredentials(cluster: { admin: KubeRest; state: ClusterState }, ns: string, group: string, vm: string, clusterRole: string): Promise<VmCredentials> {
+    const account = `${group}.${vm}`;
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: account } } as never);
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+        metadata: { name: account },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+        subjects: [{ kind: 'ServiceAccount', name: account, namespace: ns }],
+    } as never);
+    const token = await requestToken(cluster.admin, ns, account);
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigForToken(cluster.state, `${ns}-${account}`, token));
+    return { username: `system:serviceaccount:${ns}:${account}`, token, rest: new KubeRest(kc) };
+}
+
+/** A bound token of the ServiceAccount, as `kubectl create token` makes one. */
+export async function requestToken(admin: KubeRest, ns: string, account: string, seconds = 3600): Promise<string> {
+    const review = await admin.create<{ status: { token: string } }>(`/api/v1/namespaces/${ns}/serviceaccounts/${account}/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: seconds },
+    } as never);
+    return review.status.token;
 }
