@@ -16,6 +16,8 @@ const src = dirname(fileURLToPath(import.meta.url));
  */
 const PURE_FOLDERS = ['endpointslice/', 'ip/', 'servicemirror/api/', 'servicemirror/plan/'];
 const PURE_FILES = [
+    'agent/identity.ts',
+    'agent/lease.ts',
     'dns/gateway-address.ts',
     'dns/gateway-endpoints.ts',
     'dns/name-state.ts',

@@ -9,6 +9,7 @@ import { linkCommand } from './link.js';
 import { serviceMirrorCommand } from './service-mirror.js';
 import { statusCommand } from './status.js';
 import { unlinkCommand } from './unlink.js';
+import { workloadAgentCommand } from './workload-agent.js';
 
 export function buildProgram(): Command {
     const program = new Command('mesh-endpoints')
@@ -21,5 +22,6 @@ export function buildProgram(): Command {
     statusCommand(program);
     checkCommand(program);
     gatewaysCommand(program);
+    workloadAgentCommand(program);
     return program;
 }

@@ -97,9 +97,22 @@ describe('a VM writes its own registration Lease and nothing else', () => {
         await assert.rejects(vm1.rest.mergePatch(`/apis/mesh-endpoints.io/v1alpha1/namespaces/${ns}/externalworkloadgroups/web`, { spec: { addressRanges: ['0.0.0.0/0'] } }), /forbidden/i);
     });
 
-    it('leaves other callers’ Leases alone: the policies match workload agents only', async () => {
-        const leader = { metadata: { name: 'some-controller' }, spec: { holderIdentity: 'pod-1' } };
-        await cluster.admin.create(collectionPath(Leases, ns), leader as never);
-        await cluster.admin.delete(objectPath(Leases, ns, 'some-controller'));
+    it('leaves other callers’ Leases alone, in namespaces with groups and without: the policies match workload agents only', async () => {
+        const elsewhere = await cluster.namespace('system');
+        for (const namespace of [ns, elsewhere]) {
+            const leader = { metadata: { name: 'some-controller' }, spec: { holderIdentity: 'pod-1' } };
+            await cluster.admin.create(collectionPath(Leases, namespace), leader as never);
+            await cluster.admin.delete(objectPath(Leases, namespace, 'some-controller'));
+        }
+        const someone = await cluster.serviceAccountClient(elsewhere, 'controller');
+        await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${elsewhere}/rolebindings`, {
+            metadata: { name: 'controller' },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+            subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: elsewhere }],
+        } as never);
+        await eventually('a ServiceAccount’s leader election works', async () => {
+            await someone.create(collectionPath(Leases, elsewhere), { metadata: { name: 'its-lease' }, spec: { holderIdentity: 'pod-2' } } as never);
+            return true;
+        });
     });
 });
