@@ -16,6 +16,7 @@ import { installMcsCrds } from '../../src/testing/crds.js';
 import { applyObjects, renderChart, type ManifestObject } from '../../src/testing/chart.js';
 import { eventually, setUp, type TestCluster } from '../../src/testing/harness.js';
 import { createLink, createRemoteService, deleteRemoteService, endpointsOf, mirrorService, pairedNamespace, patchRemoteService, runServiceMirror, startMirrorEnv } from './mirror-support.js';
+import { createGroup, groupStatusOf, leaseBody, leaseExists, writeLease } from './group-support.js';
 import { addressesOf, CountingRest, createService, createWorkload, runExternalWorkloads, slicesOf, workloadReady } from './support.js';
 
 const env = await startMirrorEnv('rbac');
@@ -122,8 +123,14 @@ describe('the chart RBAC, external-workloads', () => {
         await createWorkload(env.local, dataNs, { name: 'vm-1', ips: ['192.0.2.1'] });
         await createWorkload(env.local, dataNs, { name: 'vm-bad', ips: ['192.0.2.2'], ports: [{ name: 'other', port: 1 }] }); // an Event to write
         await probedWorkload('vm-probed');
+        await createGroup(env.local.admin, dataNs, 'web', { leaseDuration: '3s', heartbeatPeriod: '1s', gracePeriod: '2s' });
+        await registration('vm-0');
     };
     /** A health-checked workload without a Ready condition yet: one to write. */
+    /** A VM's registration that lapses soon (lease 3s, grace 2s): its workload to create, mark, delete, with its Lease. */
+    const registration = async (vm: string) => {
+        await writeLease(env.local.admin, dataNs, leaseBody(dataNs, 'web', vm, ['10.20.0.9']));
+    };
     const probedWorkload = (name: string) =>
         createWorkload(env.local, dataNs, { name, labels: { app: 'probed' }, ips: ['192.0.2.4'], ready: false, annotations: { 'mesh-endpoints.io/probe': 'tcp:4191', 'mesh-endpoints.io/probe-period': '1s' } });
 
@@ -131,16 +138,17 @@ describe('the chart RBAC, external-workloads', () => {
         const { namespace, objects } = await chartRbac(env.local, component);
         const rest = await grant(env.local, namespace, objects);
         await scenario();
-        const { controller, stop } = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, healthChecks });
+        const { controller, stop } = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, healthChecks, workloadGroups: true });
         await eventually('the leader publishes vm-1', async () => addressesOf(await slicesOf(env.local, dataNs, 'web')).includes('192.0.2.1'));
         await eventually('the probed workload ready', async () => (await workloadReady(env.local, dataNs, 'vm-probed')) === 'True');
+        await eventually('the registration materialised, lapsed and deleted with its Lease', async () => (await groupStatusOf(env.local.admin, dataNs, 'web')).observedGeneration === 1 && !(await leaseExists(env.local.admin, dataNs, 'web.vm-0')), 20_000);
         await createWorkload(env.local, dataNs, { name: 'vm-2', ips: ['192.0.2.3'] });
         await eventually('a slice updated with vm-2', async () => addressesOf(await slicesOf(env.local, dataNs, 'web')).includes('192.0.2.3'));
         await env.local.admin.delete(objectPath(Services, dataNs, 'web'));
         await eventually('its slices deleted with the Service', async () => (await slicesOf(env.local, dataNs, 'web')).length === 0);
         await stop();
         assert.deepEqual(rest.forbidden, [], 'nothing refused');
-        assert.deepEqual(controller.informers.map((i) => i.stats.errors), [0, 0, 0], 'no list or watch failed');
+        assert.deepEqual([...controller.informers, ...controller.optionalInformers].map((i) => i.stats.errors), [0, 0, 0, 0, 0, 0], 'no list or watch failed');
         t.diagnostic(`granted and not used here: ${unused(objects, rest.used)}`);
     });
 
@@ -153,7 +161,8 @@ describe('the chart RBAC, external-workloads', () => {
             const { rule, resources, objects: fewer } = withoutEachRule(objects)[i]!;
             const rest = await grant(env.local, namespace, fewer);
             await probedWorkload(`vm-probed-${i}`);
-            const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false, healthChecks });
+            await registration(`vm-${i + 1}`);
+            const running = await runExternalWorkloads(env.local, { rest, leaseNamespace: namespace, waitForSync: false, healthChecks, workloadGroups: true });
             await eventually(`a refusal without ${rule}`, () => refusalFor(rest.forbidden, resources) !== undefined, 30_000).finally(() => running.stop());
             t.diagnostic(`without ${rule}: ${refusalFor(rest.forbidden, resources)}`);
         }
