@@ -45,7 +45,9 @@ import { checksText } from '../ops/format.js';
 import { SERVICE_MIRROR_LEASE } from '../servicemirror/controller.js';
 import { durationOption, fail } from './common.js';
 import { operatorCommand, print, withClient, type OperatorFlags } from './operator-options.js';
-import { getIfExists, readLinks, readMcs } from './read.js';
+import { getIfExists, listAll, readLinks, readMcs } from './read.js';
+import { readGroups } from './workload-group.js';
+import { groupChecks } from '../ops/groups-report.js';
 import { mcsChecks } from '../ops/mcs-report.js';
 import { CLUSTER_ID_PROPERTY, ClusterProperties } from '../servicemirror/mcs/types.js';
 
@@ -130,6 +132,13 @@ async function run(flags: Flags): Promise<boolean> {
             getIfExists<{ spec?: { value?: string } }>(rest, objectPath(ClusterProperties, undefined, CLUSTER_ID_PROPERTY)),
         );
         results.push(...mcsChecks({ crdsInstalled: mcs !== undefined, clusterName: property?.spec?.value, report: mcs }));
+        const groups = await read('workload groups', 'the ExternalWorkloadGroups, their Leases and workloads', () => readGroups(rest));
+        if (groups && groups.length > 0) {
+            const policies = await read('workload groups', 'the ValidatingAdmissionPolicies', () =>
+                listAll<unknown>(rest, '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', { labelSelector: 'app.kubernetes.io/component=workload-agent' }),
+            );
+            results.push(...groupChecks(groups, policies?.length ?? 0));
+        }
         print(flags, { ok: !anyFailed(results), results }, () => checksText(results));
         return anyFailed(results);
     });

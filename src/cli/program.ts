@@ -10,6 +10,7 @@ import { serviceMirrorCommand } from './service-mirror.js';
 import { statusCommand } from './status.js';
 import { unlinkCommand } from './unlink.js';
 import { workloadAgentCommand } from './workload-agent.js';
+import { workloadGroupCommand } from './workload-group.js';
 
 export function buildProgram(): Command {
     const program = new Command('mesh-endpoints')
@@ -23,5 +24,6 @@ export function buildProgram(): Command {
     checkCommand(program);
     gatewaysCommand(program);
     workloadAgentCommand(program);
+    workloadGroupCommand(program);
     return program;
 }

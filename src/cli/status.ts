@@ -1,6 +1,6 @@
 // `mesh-endpoints status`: the inventory of both controllers' work, read from the cluster:
 // each Service with external workloads (workloads ready, not ready, left out and why; its
-// slices), each Link (gateway names, TTLs, errors, probe state, mirrored Services), and the
+// slices), each ExternalWorkloadGroup (its VMs, their heartbeat age and Ready), each Link (gateway names, TTLs, errors, probe state, mirrored Services), and the
 // MCS ServiceExports (conditions) and ServiceImports (clusters, IPs, endpoints per source cluster).
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { Command } from 'commander';
@@ -8,11 +8,12 @@ import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
 import { DEFAULT_MANAGED_BY } from '../externalworkloads/controller.js';
 import { collectionPath, EndpointSlices, ExternalWorkloads, Services } from '../kube/resources.js';
 import type { KubeRest } from '../kube/rest.js';
-import { linksText, mcsText, workloadsText } from '../ops/format.js';
+import { groupsText, linksText, mcsText, workloadsText } from '../ops/format.js';
 import { workloadsReport, type WorkloadsReport } from '../ops/workloads-report.js';
 import { fail } from './common.js';
 import { operatorCommand, print, withClient, type OperatorFlags } from './operator-options.js';
 import { listAll, listIfServed, readLinks, readMcs } from './read.js';
+import { readGroups } from './workload-group.js';
 
 interface Flags extends OperatorFlags {
     workloadNamespace?: string;
@@ -28,13 +29,17 @@ export function statusCommand(program: Command): void {
 
 async function run(flags: Flags): Promise<void> {
     await withClient(flags, async (rest) => {
-        const [workloads, links, mcs] = await Promise.all([readWorkloads(rest, flags), readLinks(rest, flags.namespace), readMcs(rest)]);
-        const report = { externalWorkloads: workloads ?? null, links: links.links === undefined ? null : links.reports, mcs: mcs ?? null };
+        const [workloads, groups, links, mcs] = await Promise.all([readWorkloads(rest, flags), readGroups(rest, flags.workloadNamespace), readLinks(rest, flags.namespace), readMcs(rest)]);
+        const report = { externalWorkloads: workloads ?? null, workloadGroups: groups ?? null, links: links.links === undefined ? null : links.reports, mcs: mcs ?? null };
         print(flags, report, () =>
             [
                 'External workloads',
                 '==================',
                 workloads ? workloadsText(workloads) : 'The ExternalWorkload CRD is not installed.',
+                '',
+                'Workload groups (VMs that register themselves)',
+                '==============================================',
+                groups ? groupsText(groups) : 'The ExternalWorkloadGroup CRD is not installed.',
                 '',
                 'Links',
                 '=====',

@@ -2,6 +2,7 @@
 // they are. Pure.
 import type { CheckResult } from './checks.js';
 import type { GatewayLine } from './gateways-report.js';
+import type { GroupReport } from './groups-report.js';
 import type { LinkReport } from './links-report.js';
 import type { McsReport } from './mcs-report.js';
 import type { WorkloadsReport } from './workloads-report.js';
@@ -147,6 +148,34 @@ export function mcsText(report: McsReport): string {
             i.sources.map((s) => `${s.cluster} ${s.ready}/${s.endpoints}`).join(', ') || '-',
         ]);
         parts.push(table(['SERVICE IMPORT', 'TYPE', 'IPS', 'CLUSTERS', 'READY ENDPOINTS PER SOURCE CLUSTER'], rows));
+    }
+    return parts.join('\n');
+}
+
+export function groupsText(reports: readonly GroupReport[]): string {
+    if (reports.length === 0) return 'No ExternalWorkloadGroup.';
+    const parts: string[] = [];
+    for (const g of reports) {
+        if (g.invalid) {
+            parts.push(`Group ${g.namespace}/${g.name}: invalid, not served: ${g.invalid}`);
+            continue;
+        }
+        const s = g.status;
+        parts.push(`Group ${g.namespace}/${g.name}: ${s.registered ?? 0} registered, ${s.ready ?? 0} ready, ${s.expired ?? 0} lapsed, ${s.current ?? 0} current, ${s.refusedAddresses ?? 0} addresses refused`);
+        if (g.registrations.length === 0) parts.push('  no VM registered');
+        else {
+            const seconds = (ms: number | undefined) => (ms === undefined ? '-' : `${Math.round(ms / 1000)}s`);
+            const rows = g.registrations.map((r) => [
+                r.vm,
+                r.addresses.join(',') || '-',
+                r.refused.join(',') || '-',
+                r.heartbeat,
+                seconds(r.heartbeatAgeMs),
+                r.deletesInMs === undefined ? '-' : `in ${seconds(r.deletesInMs)}`,
+                r.ready,
+            ]);
+            parts.push(table(['VM', 'ADDRESSES', 'REFUSED', 'HEARTBEAT', 'AGE', 'DELETED', 'READY'], rows, '  '));
+        }
     }
     return parts.join('\n');
 }

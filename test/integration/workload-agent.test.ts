@@ -115,4 +115,22 @@ describe('three workload agents, each with its own token', () => {
         await eventually('renewed with it', async () => (await renewed()) !== before, 5000);
         assert.equal(vm3.agent.exitCode, undefined);
     });
+
+    it('workload-group list, status and check show the group, each VM’s heartbeat age and Ready', async () => {
+        const cli = async (...args: string[]) => {
+            const run = new ControllerProcess([...args, '--kubeconfig', cluster.state.kubeconfig]);
+            await run.exit;
+            return run.lines.map((l) => l.msg).join('\n');
+        };
+        const list = JSON.parse(await cli('workload-group', 'list', '-n', ns, '-o', 'json')) as Array<{ registrations: Array<{ vm: string; heartbeat: string; heartbeatAgeMs?: number; ready: string }> }>;
+        const vm3 = list[0]!.registrations.find((r) => r.vm === 'vm-3')!;
+        assert.equal(vm3.heartbeat, 'live');
+        assert.ok(vm3.heartbeatAgeMs! < 3000, `renewed ${vm3.heartbeatAgeMs} ms ago`);
+        assert.equal(vm3.ready, 'True');
+        assert.equal(list[0]!.registrations.find((r) => r.vm === 'vm-2')?.heartbeat, 'withdrawn');
+        assert.match(await cli('status', '--workload-namespace', ns), new RegExp(`Group ${ns}/web: \\d+ registered`));
+        assert.match(await cli('check'), /✔ the workload agents’ admission policies are installed/);
+        const bootstrap = await cli('workload-group', 'bootstrap', '-n', ns, '--group', 'web', '--vm', 'vm-9', '-o', 'manifests');
+        assert.match(bootstrap, /name: web\.vm-9/);
+    });
 });
