@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane controllers mcs-conformance helm node-deps node image e2e build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane controllers mcs-conformance helm node-deps node dns image e2e build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -47,6 +47,12 @@ node: node-deps
 	@echo "==> node (kubelet + pause image; the first build takes minutes)"
 	@bash hack/node/build.sh >/dev/null
 
+# The real nodes' Pod DNS: CoreDNS with the kubernetes plugin, whose multicluster option serves
+# clusterset.local from ServiceImports (hack/dns/build.sh; cached per machine by version).
+dns:
+	@echo "==> CoreDNS (from its Go module; the first build takes minutes)"
+	@bash hack/dns/build.sh >/dev/null
+
 # The image, the real node and the Helm install proof alone (test/integration/helm-e2e.test.ts:
 # helm install on a kubelet + containerd node in a network namespace of its own; root).
 e2e: deps control-plane controllers helm image node
@@ -75,7 +81,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane controllers mcs-conformance helm image node
+integration: deps control-plane controllers mcs-conformance helm image node dns
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)
