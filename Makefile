@@ -27,11 +27,15 @@ controllers:
 	@bash hack/controlplane/build.sh --controllers >/dev/null
 	@bash hack/controlplane/kwok/build.sh >/dev/null
 
-# The MCS API conformance suite (kubernetes-sigs/mcs-api conformance/, in ../shared/mcs-conformance
-# beside the project, never vendored): built once per machine, cached by its sources' hash.
+# The MCS API conformance suite (kubernetes-sigs/mcs-api conformance/, never vendored) from
+# MCS_CONFORMANCE_DIR, the Go module proxy or ../shared/mcs-conformance: built once per machine,
+# cached by its sources' hash. With none of them (status 69) `make test` goes on and the
+# conformance test is reported skipped; CI=true stops here instead.
 mcs-conformance:
-	@echo "==> MCS conformance suite (from ../shared/mcs-conformance; the first build takes minutes)"
-	@bash hack/mcs-conformance.sh >/dev/null
+	@echo "==> MCS conformance suite (the first build takes minutes)"
+	@bash hack/mcs-conformance.sh >/dev/null || { status=$$?; \
+	  if [[ $$status != 69 || "$${CI,,}" == true || "$$CI" == 1 ]]; then exit $$status; fi; \
+	  echo "    (going on without it: its test is reported skipped; CI=true fails here)"; }
 
 helm:
 	@echo "==> helm (from its Go module; the first build takes minutes)"
