@@ -8,7 +8,7 @@ import https from 'node:https';
 import type { TestCluster } from '../src/testing/harness.js';
 import { statCpuSeconds } from './controller-process.js';
 
-async function debugGet(cluster: TestCluster, path: string): Promise<Buffer> {
+export async function debugGet(cluster: TestCluster, path: string): Promise<Buffer> {
     const options: https.RequestOptions = {};
     await cluster.kubeConfig().applyToHTTPSOptions(options);
     return new Promise<Buffer>((resolve, reject) => {

@@ -3,7 +3,7 @@
 // the design promises is flagged, not failed), write outside bench/results/, or connect beyond
 // loopback. Every cluster, controller and server a benchmark starts is stopped before it returns.
 //
-//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks] [memory-curve] [mirror-memory] [mcs-scale]   (all by default)
+//   npx tsx bench/run.ts [planner] [external-workloads] [service-mirror-dns] [apiserver-writes] [cluster-scale] [service-mirror-scale] [health-checks] [memory-curve] [mirror-memory] [mcs-scale] [workload-groups]   (all by default)
 //   SCALE=large npx tsx bench/run.ts cluster-scale service-mirror-scale memory-curve
 //     (adds one Service of 10 000 workloads; 2 000 mirrors per Link; a step of 100 000 workloads)
 import { execFileSync } from 'node:child_process';
@@ -23,6 +23,7 @@ import { runPlannerBenchmarks } from './planner.js';
 import { runServiceMirrorDnsBenchmark } from './service-mirror-dns.js';
 import { runServiceMirrorScaleBenchmark } from './service-mirror-scale.js';
 import { Report } from './stats.js';
+import { runWorkloadGroupsBenchmark } from './workload-groups.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const resultsFile = join(benchDir, 'results', 'latest.json');
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, (report: Report) => void | Promise<void>> = {
     'memory-curve': (report) => runMemoryCurveBenchmark(report, cleanups),
     'mirror-memory': (report) => runMirrorMemoryBenchmark(report, cleanups),
     'mcs-scale': (report) => runMcsScaleBenchmark(report, cleanups),
+    'workload-groups': (report) => runWorkloadGroupsBenchmark(report, cleanups),
 };
 
 function onSignal(signal: NodeJS.Signals): void {
