@@ -45,10 +45,10 @@ helm:
 node-deps:
 	@bash hack/node/deps.sh
 
-# The real node's own binaries: the kubelet (same k8s.io/kubernetes module as kube-apiserver)
-# and the pause image (hack/node/build.sh; cached per machine by version).
+# The real node's own binaries: the kubelet and kube-proxy (same k8s.io/kubernetes module as
+# kube-apiserver) and the pause image (hack/node/build.sh; cached per machine by version).
 node: node-deps
-	@echo "==> node (kubelet + pause image; the first build takes minutes)"
+	@echo "==> node (kubelet, kube-proxy + pause image; the first build takes minutes)"
 	@bash hack/node/build.sh >/dev/null
 
 # The real nodes' Pod DNS: CoreDNS with the kubernetes plugin, whose multicluster option serves

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the node's own binaries into a per-machine cache keyed by version, once: the kubelet
-# from the same k8s.io/kubernetes module and version as kube-apiserver (hack/node/kubelet/go.mod
-# is hack/controlplane/kube-apiserver/go.mod with the kubelet as its tool, tidied; no shared
-# module at another version), and the pause image (hack/node/pause) as an OCI archive.
+# and kube-proxy from the same k8s.io/kubernetes module and version as kube-apiserver
+# (hack/node/kubelet/go.mod is hack/controlplane/kube-apiserver/go.mod with the two as its
+# tools, tidied; no shared module at another version), and the pause image (hack/node/pause)
+# as an OCI archive.
 # Prints the bin directory as its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,17 +13,23 @@ bin="$cache/node/k8s-$k8s_version"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 mkdir -p "$bin"
 
-if [[ ! -x "$bin/kubelet" ]]; then
-  echo "building kubelet $k8s_version into $bin (once per machine; minutes, less after kube-apiserver's build)..." >&2
+# The kubelet and kube-proxy, whichever is missing (one go build when both are).
+missing=()
+for cmd in kubelet kube-proxy; do [[ -x "$bin/$cmd" ]] || missing+=("$cmd"); done
+if (( ${#missing[@]} )); then
+  echo "building ${missing[*]} $k8s_version into $bin (once per machine; minutes, less after kube-apiserver's build)..." >&2
   minor=$(echo "$k8s_version" | cut -d. -f2)
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
+  out="$bin/.build.$$"
+  rm -rf "$out" && mkdir "$out"
   (cd "$here/kubelet" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" \
-    -o "$bin/kubelet.tmp" k8s.io/kubernetes/cmd/kubelet)
-  mv "$bin/kubelet.tmp" "$bin/kubelet"
+    -o "$out/" "${missing[@]/#/k8s.io/kubernetes/cmd/}")
+  for cmd in "${missing[@]}"; do mv "$out/$cmd" "$bin/$cmd"; done
+  rmdir "$out"
 fi
 
 if [[ ! -x "$bin/pause" ]]; then
