@@ -13,10 +13,15 @@ const DESCRIBED_DEFAULTS: Record<string, string> = {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-export function flagsMarkdown(program: Command): string {
+export function flagsMarkdown(program: Command, prefix = 'mesh-endpoints'): string {
     const parts: string[] = [];
     for (const command of program.commands) {
-        parts.push(`### \`mesh-endpoints ${command.name()}\``, '', `${command.description()}.`, '', '| Flag | Default | Meaning |', '|---|---|---|');
+        // A command of subcommands (workload-group): a table for each of them.
+        if (command.commands.length > 0) {
+            parts.push(flagsMarkdown(command, `${prefix} ${command.name()}`));
+            continue;
+        }
+        parts.push(`### \`${prefix} ${command.name()}\``, '', `${command.description()}.`, '', '| Flag | Default | Meaning |', '|---|---|---|');
         for (const option of command.options) {
             if (option.long === '--help') continue;
             const shown = option.defaultValueDescription ?? (option.defaultValue === undefined || typeof option.defaultValue === 'boolean' ? undefined : String(option.defaultValue));

@@ -17,10 +17,10 @@ interface Flags {
     output: string;
 }
 
-const common = (command: Command, formats: [string, ...string[]]) =>
+const common = (command: Command, formats: [string, ...string[]], namespaceHelp = 'the groups’ namespace (default: all)') =>
     command
         .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG or ~/.kube/config)')
-        .option('-n, --namespace <ns>', 'the groups’ namespace (default: all)')
+        .option('-n, --namespace <ns>', namespaceHelp)
         .addOption(new Option('-o, --output <format>', 'output format').choices(formats).default(formats[0]));
 
 export function workloadGroupCommand(program: Command): void {
@@ -34,7 +34,7 @@ export function workloadGroupCommand(program: Command): void {
                 print({ ...flags, namespace: '' }, shown, () => groupsText(shown));
             }).catch(fail),
         );
-    common(group.command('bootstrap').description('print what one VM needs to register: its ServiceAccount and rights, its token, the agent’s systemd unit'), ['text', 'manifests'])
+    common(group.command('bootstrap').description('print what one VM needs to register: its ServiceAccount and rights, its token, the agent’s systemd unit'), ['text', 'manifests'], 'the group’s namespace (default: default)')
         .requiredOption('--group <name>', 'the ExternalWorkloadGroup')
         .requiredOption('--vm <id>', 'the VM’s id, a DNS label (its ServiceAccount is <group>.<id>)')
         .option('--server <url>', 'the apiserver as the VM reaches it (default: the kubeconfig’s)')
