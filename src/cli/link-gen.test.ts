@@ -128,7 +128,13 @@ describe('link generation from the remote gateway Service', () => {
         ).map((d) => d.toJS());
         assert.deepEqual(federatedOnly.map((d) => `${d.kind} ${d.metadata.namespace}`), ['Secret mc', 'Secret linkerd', 'Link mc']);
         assert.equal(federatedOnly[2].spec.remoteDiscoverySelector, undefined);
-        assert.throws(() => linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway()), kubeconfig: 'k' }), /need the destination's credentials/);
+    });
+
+    it("writes the modes' selectors but no destination Secret when none is given (no Linkerd in the local cluster)", () => {
+        const docs = parseAllDocuments(linkYaml({ clusterName: 'east', namespace: 'mc', clusterDomain: 'cluster.local', gateway: spec(gateway()), kubeconfig: 'k' })).map((d) => d.toJS());
+        assert.deepEqual(docs.map((d) => `${d.kind} ${d.metadata.namespace}/${d.metadata.name}`), ['Secret mc/cluster-credentials-east', 'Link mc/east']);
+        assert.deepEqual(docs[1].spec.remoteDiscoverySelector, { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } });
+        assert.deepEqual(docs[1].spec.federatedServiceSelector, { matchLabels: { 'mirror.linkerd.io/federated': 'member' } });
     });
 
     it('writes a kubeconfig with the remote server, its CA and the token', () => {

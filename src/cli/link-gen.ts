@@ -110,7 +110,7 @@ export interface LinkManifestInput {
     kubeconfig: string;
     /** Both on when absent, as `linkerd multicluster link` writes them. */
     modes?: LinkModes;
-    /** Required when the modes need it. */
+    /** Written when the modes need it; absent where no Linkerd runs to read it (link.ts decides). */
     destination?: DestinationSecretInput;
 }
 
@@ -142,16 +142,15 @@ function destinationSecret(clusterName: string, clusterDomain: string, input: De
 
 /**
  * The objects as one YAML stream for `kubectl apply -f -`, in the order it gets them: the
- * mirror's Secret, the destination's, the Link.
+ * mirror's Secret, the destination's (when given), the Link. The Link's modes do not depend on
+ * the destination's Secret: the service mirror serves remote discovery itself (the MCS import
+ * copies the remote's endpoints), with or without Linkerd.
  */
 export function linkYaml(input: LinkManifestInput): string {
     const modes = input.modes ?? { remoteDiscovery: true, federated: true };
     const secretName = credentialsSecretName(input.clusterName);
     const objects: object[] = [credentialsSecret(secretName, input.namespace, input.kubeconfig)];
-    if (needsDestination(modes)) {
-        if (!input.destination) throw new Error('remote discovery and federated Services need the destination\'s credentials');
-        objects.push(destinationSecret(input.clusterName, input.clusterDomain, input.destination));
-    }
+    if (needsDestination(modes) && input.destination) objects.push(destinationSecret(input.clusterName, input.clusterDomain, input.destination));
     objects.push({
         apiVersion: `${LINK_GROUP}/${LINK_STORAGE_VERSION}`,
         kind: 'Link',

@@ -1,7 +1,11 @@
 // `mesh-endpoints link`: prepares a remote cluster to be mirrored and prints what the local
 // cluster needs as YAML, for `kubectl apply -f -`: the service mirror's credentials Secret,
 // Linkerd destination's Secret when the Link enables remote discovery or federated Services
-// (--remote-discovery, --federated; in --control-plane-namespace), and the Link.
+// (--remote-discovery, --federated; in --control-plane-namespace), and the Link. The local
+// cluster (--kubeconfig, else kubectl's default) is read for one thing: whether that
+// namespace exists. Without it there is no Linkerd to read the Secret and `kubectl apply`
+// would fail on it, so it is left out, and said so; a local cluster that cannot be read
+// changes nothing (the Secret is written, as asked).
 //
 // On the remote cluster it creates one ServiceAccount per reader, each bound to a ClusterRole
 // with only what that reader lists and watches (src/servicemirror/link/remote-access.ts;
@@ -12,10 +16,13 @@
 // control planes (and our test clusters) lack, and the token expires. Run `link` again to get
 // fresh tokens before they do; the expiry is printed on stderr. Every kubeconfig it writes is
 // first loaded as the service mirror loads it: one the service mirror would refuse is an error.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { V1Service } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import { isAlreadyExists, KubeRest } from '../kube/rest.js';
 import { collectionPath, ConfigMaps, Namespaces, objectPath, ServiceAccounts, Services } from '../kube/resources.js';
 import { ALLOW_INSECURE_TLS_FLAG, describeRefusals, loadUntrustedKubeconfig } from '../kube/untrusted-kubeconfig.js';
@@ -24,6 +31,7 @@ import { boolFlag, durationOption, fail, loadKubeConfig } from './common.js';
 import { getIfExists } from './read.js';
 
 interface Flags {
+    kubeconfig?: string;
     remoteKubeconfig: string;
     clusterName: string;
     gatewayService: { namespace: string; name: string };
@@ -55,6 +63,7 @@ export function linkCommand(program: Command): void {
     program
         .command('link')
         .description('set up read-only access on a remote cluster and print the credentials Secret and Link for this one')
+        .option('--kubeconfig <path>', "kubeconfig of this (local) cluster, read only to see whether --control-plane-namespace exists (default: $KUBECONFIG or ~/.kube/config, as kubectl)")
         .requiredOption('--remote-kubeconfig <path>', 'kubeconfig of the remote (target) cluster, with rights to create RBAC objects there')
         .requiredOption('--cluster-name <name>', 'name of the remote cluster: the Link name and the suffix of every mirror', clusterNameFlag)
         .addOption(
@@ -66,9 +75,9 @@ export function linkCommand(program: Command): void {
         .option('--cluster-domain <domain>', "the remote cluster's DNS domain", 'cluster.local')
         .option('--api-server-address <url>', "the remote apiserver's address as the local cluster reaches it (default: the one in --remote-kubeconfig)")
         .addOption(durationOption('--token-expiration <duration>', 'requested lifetime of the remote token', 365 * 24 * 3_600_000))
-        .option('--remote-discovery [bool]', "the Link selects remote-discovery Services (mirror.linkerd.io/exported=remote-discovery), which Linkerd's destination resolves in the remote cluster: also writes the destination's Secret", boolFlag, true)
-        .option('--federated [bool]', "the Link selects federated Service members (mirror.linkerd.io/federated=member), resolved the same way: also writes the destination's Secret", boolFlag, true)
-        .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace here, where the destination reads its Secret", 'linkerd')
+        .option('--remote-discovery [bool]', "the Link selects remote-discovery Services (mirror.linkerd.io/exported=remote-discovery), which Linkerd's destination resolves in the remote cluster: also writes the destination's Secret where Linkerd runs", boolFlag, true)
+        .option('--federated [bool]', "the Link selects federated Service members (mirror.linkerd.io/federated=member), resolved the same way: also writes the destination's Secret where Linkerd runs", boolFlag, true)
+        .option('--control-plane-namespace <ns>', "Linkerd's control-plane namespace here, where the destination reads its Secret (left out when the local cluster has no such namespace)", 'linkerd')
         .option('--trust-domain <domain>', "the remote's identity trust domain, for the destination's Secret (default: the remote's linkerd-config, else cluster.local)")
         .option(`${ALLOW_INSECURE_TLS_FLAG} [bool]`, 'write a kubeconfig that skips TLS verification or uses http://, as the remote kubeconfig does (only a service mirror with the same flag accepts it)', boolFlag, false)
         .action((flags: Flags) => run(flags).catch(fail));
@@ -83,6 +92,9 @@ async function run(flags: Flags): Promise<void> {
     // Before anything is created on the remote: what would be written must be accepted.
     refuseWhatTheMirrorRefuses(kubeconfigOf('placeholder'), flags.allowInsecureRemoteTls);
     const modes = { remoteDiscovery: flags.remoteDiscovery, federated: flags.federated };
+    // Asked first: a Secret left out needs no ServiceAccount and token on the remote either.
+    const controlPlane = needsDestination(modes) ? await localNamespace(flags.kubeconfig, flags.controlPlaneNamespace) : undefined;
+    const notes: string[] = [];
     const remote = new KubeRest(kubeConfig);
     try {
         const { namespace: gwNamespace, name: gwName } = flags.gatewayService;
@@ -92,7 +104,8 @@ async function run(flags: Flags): Promise<void> {
         if ('error' in spec) throw new Error(spec.error);
 
         const mirror = await setUpRemoteAccess(remote, flags.namespace, remoteAccessObjects(flags.namespace), flags.tokenExpiration);
-        const destination = needsDestination(modes) ? await setUpRemoteAccess(remote, flags.namespace, destinationAccessObjects(flags.namespace), flags.tokenExpiration) : undefined;
+        const writeDestination = controlPlane !== undefined && controlPlane !== 'absent';
+        const destination = writeDestination ? await setUpRemoteAccess(remote, flags.namespace, destinationAccessObjects(flags.namespace), flags.tokenExpiration) : undefined;
         const trustDomain = destination ? (flags.trustDomain ?? (await remoteTrustDomain(remote))) : undefined;
         process.stdout.write(
             linkYaml({
@@ -105,21 +118,66 @@ async function run(flags: Flags): Promise<void> {
                 destination: destination && { namespace: flags.controlPlaneNamespace, trustDomain: trustDomain!, kubeconfig: kubeconfigOf(destination.token) },
             }),
         );
-        process.stderr.write(
-            `link ${flags.clusterName}: gateway ${spec.gatewayAddress}:${spec.gatewayPort}` +
+        notes.push(
+            `gateway ${spec.gatewayAddress}:${spec.gatewayPort}` +
                 (spec.probeSpec.path ? `, probed at ${spec.probeSpec.path} on port ${spec.probeSpec.port}` : ', not probed (no probe-path annotation)') +
-                `; the remote token expires at ${mirror.expiresAt}, run link again before then\n`,
+                `; the remote token expires at ${mirror.expiresAt}, run link again before then`,
         );
+        if (controlPlane === 'absent') {
+            notes.push(
+                `namespace ${flags.controlPlaneNamespace} does not exist in the local cluster, so Linkerd destination's Secret is left out (no Linkerd reads it there); ` +
+                    `if Linkerd's control plane runs in another namespace, pass it as --control-plane-namespace`,
+            );
+        } else if (typeof controlPlane === 'object') {
+            notes.push(
+                `the local cluster could not be read (${controlPlane.unread}), so Linkerd destination's Secret is written into namespace ${flags.controlPlaneNamespace} as asked; ` +
+                    `on a cluster without Linkerd pass --kubeconfig for it, or --remote-discovery=false --federated=false`,
+            );
+        }
         if (destination) {
-            process.stderr.write(
-                `link ${flags.clusterName}: Linkerd's destination resolves remote-discovery and federated Services with Secret ${flags.controlPlaneNamespace}/${credentialsSecretName(flags.clusterName)} ` +
-                    `(trust domain ${trustDomain}); it reads that Secret only when it is created: to give it a new token, delete the Secret before applying\n`,
+            notes.push(
+                `Linkerd's destination resolves remote-discovery and federated Services with Secret ${flags.controlPlaneNamespace}/${credentialsSecretName(flags.clusterName)} ` +
+                    `(trust domain ${trustDomain}); it reads that Secret only when it is created: to give it a new token, delete the Secret before applying`,
             );
         }
     } finally {
         remote.close();
     }
+    // Each a whole line: what follows on the terminal (kubectl's own output) starts on its own.
+    process.stderr.write(notes.map((note) => `link ${flags.clusterName}: ${note}\n`).join(''));
 }
+
+/**
+ * Whether the local cluster has this namespace ('present', 'absent'), or why that cannot be
+ * told. kubectl's kubeconfig unless --kubeconfig names one (which must then load); no kubeconfig
+ * at all is "cannot be told", not client-node's http://localhost:8080 fallback.
+ */
+async function localNamespace(path: string | undefined, namespace: string): Promise<'present' | 'absent' | { unread: string }> {
+    const kubeConfig = new KubeConfig();
+    if (path) kubeConfig.loadFromFile(path);
+    else if (!process.env.KUBECONFIG && !existsSync(join(homedir(), '.kube', 'config')) && !process.env.KUBERNETES_SERVICE_HOST) {
+        return { unread: 'no kubeconfig: $KUBECONFIG is unset and there is no ~/.kube/config' };
+    } else {
+        try {
+            if (process.env.KUBECONFIG || !process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromDefault();
+            else kubeConfig.loadFromCluster();
+        } catch (err) {
+            return { unread: (err as Error).message };
+        }
+    }
+    if (!kubeConfig.getCurrentCluster()) return { unread: 'no cluster in the kubeconfig' };
+    const local = new KubeRest(kubeConfig, { timeoutMs: LOCAL_READ_TIMEOUT_MS });
+    try {
+        return (await getIfExists(local, objectPath(Namespaces, '', namespace))) ? 'present' : 'absent';
+    } catch (err) {
+        return { unread: (err as Error).message };
+    } finally {
+        local.close();
+    }
+}
+
+/** One GET: a local apiserver that does not answer within it is taken as unreadable, not waited for. */
+const LOCAL_READ_TIMEOUT_MS = 5_000;
 
 /** `link` never writes a kubeconfig the service mirror would refuse. */
 function refuseWhatTheMirrorRefuses(kubeconfig: string, allowInsecureTls: boolean): void {

@@ -4,7 +4,9 @@
 // domain annotations), each with the token of its own remote ServiceAccount holding only what
 // that reader lists and watches. `check` asks the remote (SelfSubjectAccessReview, as each
 // token) and says which mode fails without a right; `unlink` removes both Secrets. `link`
-// never writes a kubeconfig the service mirror would refuse.
+// never writes a kubeconfig the service mirror would refuse. The destination's Secret is written
+// only where the local cluster has Linkerd's control-plane namespace (or cannot be read), and
+// every line `link` writes on stderr is a whole one.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,12 +79,22 @@ const remoteKubeconfigWith = (change: (config: { clusters: { cluster: Record<str
     return path;
 };
 
+/** `link`'s stderr: `count` lines, each ending with a newline (kubectl's output starts on its own line). */
+function assertWholeLines(stderr: string, count: number): string[] {
+    assert.ok(stderr.endsWith('\n'), JSON.stringify(stderr));
+    const lines = stderr.slice(0, -1).split('\n');
+    assert.equal(lines.length, count, stderr);
+    for (const line of lines) assert.match(line, /^link [a-z0-9-]+: \S/);
+    return lines;
+}
+
 describe('link writes what each reader needs, check verifies it, unlink removes it', () => {
     let docs: Doc[] = [];
 
     it("writes the mirror's Secret, the destination's Secret as Linkerd's destination reads it, and the Link", async () => {
-        const linked = await cli('link', '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
+        const linked = await cli('link', '--kubeconfig', env.local.state.kubeconfig, '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
         assert.equal(linked.code, 0, linked.stderr);
+        assertWholeLines(linked.stderr, 2);
         docs = await apply(linked.stdout);
         assert.deepEqual(docs.map((d) => `${d.kind} ${d.metadata.namespace}/${d.metadata.name}`), [
             `Secret ${linkNs}/cluster-credentials-east`,
@@ -142,7 +154,7 @@ describe('link writes what each reader needs, check verifies it, unlink removes 
         assert.equal(missing?.detail, "not found: without it Linkerd's proxies cannot resolve the remote-discovery Services and federated Services of this Link");
 
         // link again brings the remote RBAC back; the destination's Secret is created anew.
-        const relinked = await cli('link', '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
+        const relinked = await cli('link', '--kubeconfig', env.local.state.kubeconfig, '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
         assert.equal(relinked.code, 0, relinked.stderr);
         docs = await apply(relinked.stdout);
         assert.deepEqual((await linkResults()).filter((r) => r.status !== 'ok' && r.description.includes('token')), []);
@@ -167,6 +179,38 @@ describe('link writes what each reader needs, check verifies it, unlink removes 
         assert.deepEqual(parseAllDocuments(linked.stdout).map((d) => (d.toJS() as Doc).kind), ['Secret', 'Link']);
         await env.remote.admin.get(objectPath(ServiceAccounts, remoteNs, 'mesh-endpoints-service-mirror-remote-access'));
         await assert.rejects(env.remote.admin.get(objectPath(ServiceAccounts, remoteNs, 'mesh-endpoints-destination-remote-access')), /not found/i);
+    });
+
+    it("leaves the destination's Secret out where the local cluster has no control-plane namespace, says so, and what it prints applies", async () => {
+        const ns = await env.local.namespace('mcs-only');
+        const linked = await cli('link', '--kubeconfig', env.local.state.kubeconfig, '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'plain', '--namespace', ns, '--control-plane-namespace', 'no-linkerd-here');
+        assert.equal(linked.code, 0, linked.stderr);
+        const printed = await apply(linked.stdout);
+        assert.deepEqual(printed.map((d) => `${d.kind} ${d.metadata.namespace}/${d.metadata.name}`), [`Secret ${ns}/cluster-credentials-plain`, `Link ${ns}/plain`]);
+        // The Link's modes stay: the service mirror serves remote discovery without Linkerd.
+        assert.deepEqual(printed[1]!.spec!.remoteDiscoverySelector, { matchLabels: { 'mirror.linkerd.io/exported': 'remote-discovery' } });
+        const lines = assertWholeLines(linked.stderr, 2);
+        assert.equal(
+            lines[1],
+            "link plain: namespace no-linkerd-here does not exist in the local cluster, so Linkerd destination's Secret is left out (no Linkerd reads it there); if Linkerd's control plane runs in another namespace, pass it as --control-plane-namespace",
+        );
+        await env.remote.admin.get(objectPath(ServiceAccounts, ns, 'mesh-endpoints-service-mirror-remote-access'));
+        await assert.rejects(env.remote.admin.get(objectPath(ServiceAccounts, ns, 'mesh-endpoints-destination-remote-access')), /not found/i);
+    });
+
+    it('writes the destination\'s Secret as asked when the local cluster cannot be read, and says why', async () => {
+        const unreachable = join(tmpdir(), `lkc-${process.pid}-local-unreachable.kubeconfig`);
+        const local = parse(readFileSync(env.local.state.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+        local.clusters[0]!.cluster.server = 'https://127.0.0.1:1';
+        writeFileSync(unreachable, stringify(local), { mode: 0o600 });
+        const linked = await cli('link', '--kubeconfig', unreachable, '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
+        assert.equal(linked.code, 0, linked.stderr);
+        assert.deepEqual(parseAllDocuments(linked.stdout).map((d) => `${(d.toJS() as Doc).kind} ${(d.toJS() as Doc).metadata.namespace}`), [`Secret ${linkNs}`, 'Secret linkerd', `Link ${linkNs}`]);
+        const lines = assertWholeLines(linked.stderr, 3);
+        assert.match(lines[1]!, /^link east: the local cluster could not be read \(.*ECONNREFUSED.*\), so Linkerd destination's Secret is written into namespace linkerd as asked; on a cluster without Linkerd pass --kubeconfig for it, or --remote-discovery=false --federated=false$/);
+        const missing = await cli('link', '--kubeconfig', join(tmpdir(), 'no-such.kubeconfig'), '--remote-kubeconfig', env.remote.state.kubeconfig, '--cluster-name', 'east', '--namespace', linkNs);
+        assert.equal(missing.code, 1);
+        assert.match(missing.stderr, /^mesh-endpoints: .*no-such\.kubeconfig/);
     });
 
     it('writes a token kubeconfig from an exec-based --remote-kubeconfig, as the service mirror accepts it', async () => {
