@@ -11,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterState } from './cluster.js';
-import type { NodeHost } from './node.js';
+import type { NodeHost } from './node-host.js';
 import { buildScript, startProcess, waitFor } from './processes.js';
 
 let built: Promise<string> | undefined;

@@ -14,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterState } from './cluster.js';
-import type { NodeHost } from './node.js';
+import type { NodeHost } from './node-host.js';
 import { startProcess, waitFor } from './processes.js';
 
 export async function startKubeProxy(bin: string, cluster: ClusterState, nodeName: string, host: NodeHost, dir: string): Promise<number> {

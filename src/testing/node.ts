@@ -23,41 +23,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeRest } from '../kube/rest.js';
 import type { ClusterState } from './cluster.js';
-import type { ChildNamespace } from './child-namespace.js';
 import { startCoreDns } from './coredns.js';
 import { kubeConfigFor } from './harness.js';
 import { startKubeProxy } from './kube-proxy.js';
-import { killNodeCgroups, NODE_CGROUP, NODE_IP, POD_CIDR } from './node-namespace.js';
+import { FIRST_NODE, type NodeHost } from './node-host.js';
+import { killNodeCgroups, NODE_IP } from './node-namespace.js';
 import { buildScript, signalGroup, startProcess, waitFor } from './processes.js';
 
 const run = promisify(execFile);
-
-/** Where a node runs: its address, its Pods' CIDR, its cgroup root, and the namespace its processes run in. */
-export interface NodeHost {
-    ip: string;
-    podCidr: string;
-    cgroup: string;
-    /** Absent: the node namespace itself (node-namespace.ts). */
-    namespace?: ChildNamespace;
-    /** `cmd args` as run on this host. */
-    run(cmd: string, args: string[]): [string, string[]];
-    /** Runs a command on this host and returns its stdout. */
-    exec(cmd: string, args: string[]): Promise<string>;
-}
-
-/** The node of the node namespace itself. */
-export const FIRST_NODE: NodeHost = {
-    ip: NODE_IP,
-    podCidr: POD_CIDR,
-    cgroup: NODE_CGROUP,
-    run: (cmd, args) => [cmd, args],
-    exec: async (cmd, args) => (await run(cmd, args, { maxBuffer: 16 << 20 })).stdout,
-};
-
-/** A further node in a child namespace (child-namespace.ts, made with `privateDirs: HARD_CODED_DIRS`), with its own address, Pod CIDR and cgroup. */
-export function childNode(namespace: ChildNamespace, ip: string, podCidr: string): NodeHost {
-    return { ip, podCidr, cgroup: `${NODE_CGROUP}-${namespace.name}`, namespace, run: namespace.command, exec: namespace.exec };
-}
 
 export interface NodeOptions {
     /** Where it runs (FIRST_NODE by default). */

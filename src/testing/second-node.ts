@@ -5,7 +5,7 @@
 // e2e joins its two kind clusters. A cluster started on NODE_IP is reached from it over the veth.
 import { startChildNamespace } from './child-namespace.js';
 import { HARD_CODED_DIRS } from './node-namespace.js';
-import { childNode, type NodeHost } from './node.js';
+import { childNode, type NodeHost } from './node-host.js';
 
 export const SECOND_NODE_IP = '10.213.0.2';
 export const SECOND_POD_CIDR = '10.214.1.0/24';
