@@ -50,7 +50,8 @@ describe('helm template', () => {
             assert.equal(container.args![0], componentOf(d as unknown as ManifestObject), 'the subcommand first');
         }
         for (const kind of ['PodDisruptionBudget', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service']) {
-            assert.deepEqual(objects.filter((o) => o.kind === kind).map(componentOf).sort(), components, `a ${kind} per controller`);
+            const controllers = objects.filter((o) => o.kind === kind && componentOf(o) !== 'workload-agent');
+            assert.deepEqual(controllers.map(componentOf).sort(), components, `a ${kind} per controller`);
         }
         assert.ok(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.labels?.grafana_dashboard === '1'), 'the Grafana dashboard');
         assert.ok(!objects.some((o) => o.kind === 'ServiceMonitor' || o.kind === 'PrometheusRule'), 'no monitoring.coreos.com objects unless asked');
@@ -63,6 +64,21 @@ describe('helm template', () => {
             assert.deepEqual(objects.filter((o) => componentOf(o) === off), [], `nothing of ${off}`);
             assert.equal(deployments(objects).length, 1);
         }
+    });
+
+    it('renders the workload agents’ ClusterRole and admission policies with workload groups, none without', async () => {
+        const agents = (objects: ManifestObject[]) => objects.filter((o) => componentOf(o) === 'workload-agent').map((o) => `${o.kind} ${o.metadata.name}`).sort();
+        assert.deepEqual(agents(await renderChart({ namespace })), [
+            'ClusterRole mesh-endpoints-workload-agent',
+            'ValidatingAdmissionPolicy mesh-endpoints-workload-agent-addresses',
+            'ValidatingAdmissionPolicy mesh-endpoints-workload-agent-own-lease',
+            'ValidatingAdmissionPolicyBinding mesh-endpoints-workload-agent-addresses',
+            'ValidatingAdmissionPolicyBinding mesh-endpoints-workload-agent-own-lease',
+        ]);
+        const off = await renderChart({ namespace, values: { externalWorkloads: { workloadGroups: { enabled: false } } } });
+        assert.deepEqual(agents(off), []);
+        const args = deployments(off).find((d) => componentOf(d as unknown as ManifestObject) === 'external-workloads')!.spec!.template.spec!.containers[0]!.args!;
+        assert.ok(args.includes('--workload-groups=false'));
     });
 
     it('passes values to flags, and puts the mirror Role where its Links are', async () => {
@@ -149,7 +165,9 @@ describe('helm template', () => {
         assert.ok(all.args.includes('--default-probe=http:4191/ready') && all.args.includes('--probe-concurrency=300'));
         const off = await ewOf({ externalWorkloads: { healthChecks: { enabled: false } } });
         assert.ok(off.args.includes('--health-checks=false') && !off.args.some((a) => a.startsWith('--probe-')));
-        assert.equal(off.status, undefined);
+        assert.deepEqual(off.status, ['patch'], 'still granted: the workload groups write Ready too');
+        const neither = await ewOf({ externalWorkloads: { healthChecks: { enabled: false }, workloadGroups: { enabled: false } } });
+        assert.equal(neither.status, undefined);
     });
 
     it('renders the ServiceMonitor and the alerts when asked', async () => {

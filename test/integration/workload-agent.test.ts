@@ -26,8 +26,10 @@ await setUp('the group and its Service', async () => {
     await createGroup(cluster.admin, ns, 'web', { heartbeatPeriod: '1s', leaseDuration: '3s', gracePeriod: '10s' });
     await createService(cluster, ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' as never }] } });
 });
-const controller = await setUp('the controller', () => runExternalWorkloads(cluster, { workloadGroups: true, leaseNamespace: system }));
-after(() => controller.stop());
+// Two replicas: the leader is stopped while a heartbeat lapses, and the standby carries on.
+const controller = await setUp('the controller', () => runExternalWorkloads(cluster, { workloadGroups: true, leaseNamespace: system, identity: 'leader' }));
+const standby = await setUp('a standby', () => runExternalWorkloads(cluster, { workloadGroups: true, leaseNamespace: system, identity: 'standby' }));
+after(() => Promise.all([controller.stop(), standby.stop()]));
 const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
 const proxyPort = await setUp('a proxy before the apiserver', () => proxy.start());
 after(() => proxy.stop());
@@ -65,9 +67,12 @@ describe('three workload agents, each with its own token', () => {
         assert.ok(vm1.logged('registered'), 'the agent says it registered');
     });
 
-    it('SIGKILL: not ready within heartbeat period + lease duration, deleted after the grace period', async (t) => {
+    it('SIGKILL: not ready within heartbeat period + lease duration, deleted after the grace period, across a failover', async (t) => {
         vm1.proc.kill('SIGKILL');
         const killed = Date.now();
+        // The leader goes (its Lease released) while the heartbeat lapses: the standby computes the same expiry from renewTime.
+        await controller.stop();
+        await eventually('the standby leads', () => standby.manager.isLeader(), 10_000);
         await eventually('not ready', async () => (await endpointOf('10.20.0.1'))?.conditions?.ready === false, 10_000);
         const notReady = Date.now() - killed;
         t.diagnostic(`SIGKILL -> endpoint not ready: ${notReady} ms (heartbeat 1 s + lease 3 s)`);
