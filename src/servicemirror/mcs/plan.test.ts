@@ -75,10 +75,14 @@ function applied(plan: ImportPlan, state: Partial<ImportPlanInput>): Partial<Imp
     if (plan.derived.action === 'create' || plan.derived.action === 'update') {
         const obj = plan.derived.object;
         const headless = obj.spec?.clusterIP === 'None';
+        // As kube-apiserver of a single-stack IPv4 cluster: a cluster IP of that family; a headless
+        // Service with no selector keeps the families asked for, or gets both where dual-stack is preferred.
+        const dual = obj.spec?.ipFamilyPolicy === 'PreferDualStack' || obj.spec?.ipFamilyPolicy === 'RequireDualStack';
+        const ipFamilies = headless ? (obj.spec?.ipFamilies ?? (dual ? ['IPv4', 'IPv6'] : ['IPv4'])) : ['IPv4'];
         next.derived = {
             ...obj,
             metadata: { ...obj.metadata, uid: 'derived-uid', resourceVersion: '1' },
-            spec: { ...obj.spec, clusterIP: headless ? 'None' : '10.96.0.7', clusterIPs: headless ? ['None'] : ['10.96.0.7'], ipFamilies: ['IPv4'] },
+            spec: { ...obj.spec, clusterIP: headless ? 'None' : '10.96.0.7', clusterIPs: headless ? ['None'] : ['10.96.0.7'], ipFamilies },
         };
     }
     if (plan.derived.action === 'delete') next.derived = undefined;
@@ -190,6 +194,17 @@ describe('planImport: one exporting cluster', () => {
         assert.equal(state.existingImport?.spec?.type, 'Headless');
         assert.equal(state.existingImport?.spec?.ips, undefined);
         assert.equal(state.derived?.spec?.clusterIP, 'None');
+    });
+
+    it("gives a Headless import the exported Service's own families, not both (a selectorless headless Service's default)", () => {
+        // The conformance suite's headless Service: PreferDualStack in a single-stack cluster, so IPv4 only.
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None', ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4'] }))]);
+        assert.deepEqual(state.derived?.spec?.ipFamilies, ['IPv4']);
+        assert.equal(state.derived?.spec?.ipFamilyPolicy, 'SingleStack');
+        assert.deepEqual(state.existingImport?.spec?.ipFamilies, ['IPv4']);
+        const dual = converge([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None', ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv6', 'IPv4'] }))]);
+        assert.deepEqual(dual.state.existingImport?.spec?.ipFamilies, ['IPv6', 'IPv4']);
+        assert.equal(dual.state.derived?.spec?.ipFamilyPolicy, 'PreferDualStack');
     });
 
     it('asks for a dual-stack derived Service when the exported one is', () => {

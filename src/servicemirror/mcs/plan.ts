@@ -197,9 +197,18 @@ function desiredDerived(namespace: string, derivedName: string, name: string, ow
     const headless = resolution.spec.type === 'Headless';
     const dual = (w.spec?.ipFamilies ?? []).length > 1 || (w.spec?.ipFamilyPolicy !== undefined && w.spec.ipFamilyPolicy !== 'SingleStack');
     const spec: NonNullable<V1Service['spec']> = { type: 'ClusterIP', ports, sessionAffinity: resolution.spec.sessionAffinity };
+    const exportedFamilies = w.spec?.ipFamilies ?? [];
     if (headless) spec.clusterIP = 'None';
-    // Dual-stack where the cluster has both families (PreferDualStack never fails for want of one).
-    if (dual) spec.ipFamilyPolicy = 'PreferDualStack';
+    if (headless && exportedFamilies.length > 0) {
+        // A headless Service with no selector gets both families whatever the cluster has, and
+        // its import would then promise endpoints of a family no exporter has: the exported
+        // Service's own families instead, as its cluster gave them.
+        spec.ipFamilies = [...exportedFamilies];
+        spec.ipFamilyPolicy = exportedFamilies.length > 1 ? 'PreferDualStack' : 'SingleStack';
+    } else if (dual) {
+        // Dual-stack where the cluster has both families (PreferDualStack never fails for want of one).
+        spec.ipFamilyPolicy = 'PreferDualStack';
+    }
     if (resolution.spec.sessionAffinityConfig) spec.sessionAffinityConfig = resolution.spec.sessionAffinityConfig;
     if (resolution.spec.internalTrafficPolicy) spec.internalTrafficPolicy = resolution.spec.internalTrafficPolicy;
     return {
@@ -229,6 +238,7 @@ function derivedUpdate(existing: V1Service, wanted: V1Service): V1Service | null
             spec.sessionAffinity ?? 'None',
             spec.sessionAffinity === 'ClientIP' ? spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800 : null,
             spec.internalTrafficPolicy ?? 'Cluster',
+            spec.clusterIP === 'None' ? [spec.ipFamilyPolicy ?? '', spec.ipFamilies ?? []] : null,
         ]);
     };
     if (pick(existing) === pick(wanted)) return null;
