@@ -16,6 +16,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { killNetns, netnsOf, NODE_IP } from './node-namespace.js';
+import { signalGroup } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -49,8 +50,11 @@ export async function startChildNamespace(opts: ChildNamespaceOptions): Promise<
     const mounts = (opts.privateDirs ?? []).map((d) => `mount -t tmpfs -o mode=0755 tmpfs ${d}`);
     const setup = ['set -e', 'ip link set lo up', ...opts.addresses.map((a) => `ip addr add ${a}/32 dev lo`), ...mounts, 'exec sleep infinity'].join('\n');
     const unshare = ['--net', ...(mounts.length ? ['--mount', '--propagation', 'private'] : []), '--', 'bash', '-c', setup];
-    const holder = spawn('unshare', unshare, { detached: true, stdio: 'ignore' });
+    const holder = spawn('unshare', unshare, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     holder.unref();
+    // What it says if its set-up fails, for the error.
+    let said = '';
+    holder.stderr.on('data', (d: Buffer) => (said += d.toString()));
     const holderPid = holder.pid;
     if (holderPid === undefined) throw new Error(`could not start the namespace ${opts.name}`);
     const enter = ['-t', String(holderPid), '--net', ...(mounts.length ? ['--mount'] : []), '--'];
@@ -60,7 +64,10 @@ export async function startChildNamespace(opts: ChildNamespaceOptions): Promise<
     const inside = `${outside}-in`;
     // Known once the holder has unshared: until then, the holder is all there is.
     let netns: string | undefined;
-    const stop = () => (netns ? killNetns(netns) : process.kill(holderPid, 'SIGKILL'));
+    const stop = () => {
+        if (netns) killNetns(netns);
+        else signalGroup(holderPid, 'SIGKILL');
+    };
     try {
         // The holder's set-up is done once its loopback carries the addresses.
         await waitUntil(`namespace ${opts.name}`, async () => (await exec('ip', ['-4', 'addr', 'show', 'lo']).catch(() => '')).includes(`${opts.addresses[0]}/32`));
@@ -76,7 +83,7 @@ export async function startChildNamespace(opts: ChildNamespaceOptions): Promise<
         await exec('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
     } catch (err) {
         stop();
-        throw err;
+        throw new Error(`namespace ${opts.name}: ${(err as Error).message}${said && `; its set-up said: ${said.trim()}`}`);
     }
     return {
         name: opts.name,

@@ -2,10 +2,12 @@
 // (hack/controlplane/build.sh), running on loopback with TLS, RBAC and a static admin
 // token. Tests and the demo use it; nothing here is a fake. It owns the processes and
 // the state folder of each named cluster; it knows nothing of our controllers.
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { controllerTokens, startControllers, tokenLines, waitForControllers, type ControllersOptions, type ControllersState } from './controllers.js';
 import { buildScript, freePort, isAlive, PortTakenError, probe, startProcess, stopProcess, waitFor } from './processes.js';
 
@@ -246,7 +248,19 @@ export async function down(name: string): Promise<void> {
         const pids = [state.apiserverPid, state.etcdPid, c?.controllerManagerPid, c?.schedulerPid, c?.kwokPid];
         await Promise.all(pids.filter((pid): pid is number => !!pid).map((pid) => stopProcess(pid, 'SIGKILL')));
     }
+    // A real node's mounts (its Pods' volumes and netns files) may outlive it in its folder.
+    await unmountUnder(dir);
     rmSync(dir, { recursive: true, force: true });
+}
+
+/** Unmounts everything mounted under `dir` (deepest first): the kubelet's volumes, the Pods' netns files. */
+export async function unmountUnder(dir: string): Promise<void> {
+    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
+        .sort((a, b) => b.length - a.length);
+    for (const m of mounts) await promisify(execFile)('umount', ['-l', m]).catch(() => undefined);
 }
 
 /** Stops and starts kube-apiserver alone, keeping etcd and so every object. */

@@ -16,21 +16,17 @@
 // - paths: volumePluginDir, the runc root, netns mounts under containerd's state and no
 //   iptables util chains keep the kubelet and containerd in the node's folder; what they
 //   write elsewhere lands on the namespace's private tmpfs mounts.
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { KubeRest } from '../kube/rest.js';
-import type { ClusterState } from './cluster.js';
+import { unmountUnder, type ClusterState } from './cluster.js';
 import { startCoreDns } from './coredns.js';
 import { kubeConfigFor } from './harness.js';
 import { startKubeProxy } from './kube-proxy.js';
 import { FIRST_NODE, type NodeHost } from './node-host.js';
 import { killNodeCgroups, NODE_IP } from './node-namespace.js';
 import { buildScript, signalGroup, startProcess, waitFor } from './processes.js';
-
-const run = promisify(execFile);
 
 export interface NodeOptions {
     /** Where it runs (FIRST_NODE by default). */
@@ -196,16 +192,6 @@ function shimPids(socket: string): number[] {
             }
         })
         .map(Number);
-}
-
-/** Unmounts everything mounted under `dir` (deepest first): the kubelet's volumes, the Pods' netns files. */
-async function unmountUnder(dir: string): Promise<void> {
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-        .split('\n')
-        .map((l) => l.split(' ')[4])
-        .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
-        .sort((a, b) => b.length - a.length);
-    for (const m of mounts) await run('umount', ['-l', m]).catch(() => undefined);
 }
 
 /** A container's log, as `kubectl logs` reads it: kube-apiserver asks the kubelet. */
