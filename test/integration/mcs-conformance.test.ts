@@ -81,7 +81,7 @@ function joinedKubeconfig(set: McsSet, path: string): string[] {
  * the specs SHARD matches and one with the rest (`--ginkgo.focus` / `--ginkgo.skip` of the same
  * expression: each spec runs in exactly one). Every spec makes namespaces of its own.
  */
-const SHARD = 'ExternalName|at least one exporting cluster|No clusterset IP|EndpointSlice|Exporting a headless service|Only labels and annotations';
+const SHARD = 'ExternalName|at least one exporting cluster|No clusterset IP|EndpointSlice|Exporting a headless service|Only labels and annotations|DNS|exposes the port';
 
 interface ShardRun {
     name: string;
