@@ -19,6 +19,8 @@ export interface TestCluster {
     namespace(prefix?: string): Promise<string>;
     /** A client acting as ServiceAccount `name` of `namespace` (created if missing), with no rights but those granted. */
     serviceAccountClient(namespace: string, name: string): Promise<KubeRest>;
+    /** Stops `part` (a node, its add-ons) before the cluster goes down, whenever that is. */
+    stopsWith(part: { stop(): Promise<void> | void }): void;
 }
 
 function watchdog(name: string): void {
@@ -51,6 +53,7 @@ export async function startLocalCluster(name: string, extraApiserverArgs?: strin
     const state = await up(name, { ownerPid: process.pid, extraApiserverArgs, controllers: opts.controllers, address: opts.address });
     const admin = new KubeRest(kubeConfigFor(state));
     let counter = 0;
+    const parts: { stop(): Promise<void> | void }[] = [];
     return {
         state,
         admin,
@@ -72,7 +75,11 @@ export async function startLocalCluster(name: string, extraApiserverArgs?: strin
             kc.loadFromString(kubeconfigForToken(state, `${namespace}-${saName}`, review.status.token));
             return new KubeRest(kc);
         },
+        stopsWith(part) {
+            parts.push(part);
+        },
         async stop() {
+            for (const part of parts.reverse()) await part.stop();
             admin.close();
             await down(name);
         },

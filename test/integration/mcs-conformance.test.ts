@@ -18,7 +18,7 @@ import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { setUp } from '../../src/testing/harness.js';
 import { cannotRunContainers } from '../../src/testing/image.js';
@@ -134,16 +134,15 @@ async function conformanceRun(binary: string): Promise<void> {
     const setUpStarted = Date.now();
     const set = await startMcsSet('mcsconf', { controllers: {}, address: NODE_IP, extraApiserverArgs: [...NODE_APISERVER_ARGS, ...SINGLE_STACK], flat: true });
     const images = await setUp("the suite's stand-in images", () => suiteImages());
-    const nodes = await setUp('a real node in each cluster', async () => {
+    await setUp('a real node in each cluster', async () => {
         const second = await startSecondHost();
-        after(() => second.namespace?.stop());
-        return Promise.all([
+        set.west.cluster.stopsWith({ stop: () => second.namespace?.stop() });
+        const started = await Promise.all([
             startNode(set.east.cluster.state, 'node-east', images, { dataPlane: true }),
             startNode(set.west.cluster.state, 'node-west', images, { dataPlane: true, host: second }),
         ]);
-    });
-    after(async () => {
-        for (const node of nodes) await node.stop();
+        set.east.cluster.stopsWith(started[0]);
+        set.west.cluster.stopsWith(started[1]);
     });
     test(TITLE, { timeout: 30 * 60_000 }, async (t) => {
         rmSync(keptDir, { recursive: true, force: true });
