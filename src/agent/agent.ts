@@ -46,14 +46,18 @@ export class WorkloadAgent {
 
     /** Renews until `signal` aborts, then withdraws. Throws only when the token names no VM. */
     async run(signal: AbortSignal): Promise<void> {
+        // A renewal in flight when the signal comes is aborted: the withdrawal goes out at once.
+        signal.addEventListener('abort', () => this.rest?.close(), { once: true });
         while (!signal.aborted) {
-            let waitMs = this.heartbeatMs;
+            // Up to a tenth early, never late: agents started together do not renew in step.
+            let waitMs = this.heartbeatMs * (0.9 + Math.random() * 0.1);
             try {
                 await this.renew(false);
                 if (this.failures > 0) this.opts.logger.info({ failures: this.failures }, 'heartbeat renewed again');
                 this.failures = 0;
             } catch (err) {
                 if (err instanceof IdentityError) throw err;
+                if (signal.aborted) break;
                 this.failures++;
                 // Exponential from 250 ms, jittered, capped at the heartbeat period.
                 waitMs = Math.min(this.heartbeatMs, FIRST_RETRY_MS * 2 ** Math.min(this.failures - 1, 10)) * (0.8 + Math.random() * 0.4);
