@@ -3,6 +3,7 @@
 // Here the test writes the registration Leases itself, as an agent would; the agent processes
 // are workload-agent.test.ts's. Group durations are short: heartbeat 1s, lease 3s, grace 8s.
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { collectionPath, ExternalWorkloadGroups, objectPath } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
@@ -14,7 +15,12 @@ const cluster = await startTestCluster('groups', { controllers: {} });
 await setUp('the CRDs', () => installCrds(cluster.admin));
 const ns = await setUp('a namespace', () => cluster.namespace('vms'));
 const system = await setUp('a namespace', () => cluster.namespace('system'));
-const start = () => runExternalWorkloads(cluster, { workloadGroups: true, leaseNamespace: system, identity: `replica-${Date.now()}` });
+// What a template's probe reaches (every probe goes here, through the address override).
+const probed = createServer((socket) => socket.end());
+await setUp('a probe target', () => new Promise<void>((resolve) => probed.listen(0, '127.0.0.1', resolve)));
+after(() => probed.close());
+const healthChecks = () => ({ addressOverride: { host: '127.0.0.1', port: (probed.address() as AddressInfo).port } });
+const start = () => runExternalWorkloads(cluster, { workloadGroups: true, leaseNamespace: system, identity: `replica-${Date.now()}`, healthChecks: healthChecks() });
 let controller: RunningController = await setUp('the controller', start);
 after(() => controller.stop());
 
@@ -113,6 +119,23 @@ describe('VMs that register themselves: the controller materialises, expires and
         await eventually('deleted at renewTime + lease + grace', async () => (await getWorkload(admin, ns, 'web.vm-4')) === undefined, 15_000);
         const at = Date.now() - lastRenew;
         assert.ok(at >= 10_000 && at < 15_000, `deleted ${at} ms after the last renewal (3 s + 8 s)`);
+    });
+
+    it('with a probe in the template: a lapse is not undone by the probe, and once the heartbeat is back the probe makes it ready', async () => {
+        await createGroup(admin, ns, 'probed', { labels: { app: 'probed' }, annotations: { 'mesh-endpoints.io/probe': 'tcp:8080', 'mesh-endpoints.io/probe-period': '1s' } });
+        const renewing = setInterval(() => void writeLease(admin, ns, leaseBody(ns, 'probed', 'vm-1', ['10.20.1.1'])).catch(() => undefined), 500);
+        try {
+            await eventually('ready by its probe', async () => (await readyOf(admin, ns, 'probed.vm-1'))?.reason === 'ProbeSucceeded', 20_000);
+        } finally {
+            clearInterval(renewing);
+        }
+        await eventually('not ready: heartbeat expired', async () => (await readyOf(admin, ns, 'probed.vm-1'))?.reason === 'HeartbeatExpired', 10_000);
+        assert.equal((await getWorkload(admin, ns, 'probed.vm-1'))?.metadata.annotations?.['mesh-endpoints.io/probe'], undefined, 'not probed while lapsed');
+        await new Promise((r) => setTimeout(r, 2500)); // more than two probe periods: no probe marks it ready again
+        assert.equal((await readyOf(admin, ns, 'probed.vm-1'))?.reason, 'HeartbeatExpired');
+        await writeLease(admin, ns, leaseBody(ns, 'probed', 'vm-1', ['10.20.1.1']));
+        await eventually('ready again by its probe', async () => (await readyOf(admin, ns, 'probed.vm-1'))?.reason === 'ProbeSucceeded', 10_000);
+        await eventually('the HeartbeatRenewed Event', async () => (await eventsAbout(cluster, ns, 'probed.vm-1', 'HeartbeatRenewed')).length > 0);
     });
 
     it('deleting the group deletes its workloads (owner references, the garbage collector)', async () => {
