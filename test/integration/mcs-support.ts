@@ -38,6 +38,10 @@ export interface McsSetOptions {
     address?: string;
     /** Links with no gateway: a flat network, the imports carry the exporting cluster's own endpoints. */
     flat?: boolean;
+    /** Clusters whose Link to the other the test makes itself (`mesh-endpoints link`), after the set is up. */
+    unlinked?: ClusterName[];
+    /** More flags for each cluster's service-mirror process (--dns-servers, ...). */
+    controllerArgs?: Partial<Record<ClusterName, string[]>>;
 }
 
 /** Call at the top level of a test file: both clusters, their CRDs and Links, and both controllers. */
@@ -56,9 +60,9 @@ export async function startMcsSet(prefix: string, opts: McsSetOptions = {}): Pro
             await installCrds(admin);
             await installMcsCrds(admin);
             await admin.create(collectionPath(Namespaces), { metadata: { name: LINK_NS } });
-            await createLinkTo(member, other, { gateway: !opts.flat });
+            if (!opts.unlinked?.includes(member.name)) await createLinkTo(member, other, { gateway: !opts.flat });
         }
-        await Promise.all([startController(set.east), startController(set.west)]);
+        await Promise.all([startController(set.east, opts.controllerArgs?.east), startController(set.west, opts.controllerArgs?.west)]);
     });
     return set;
 }
@@ -96,8 +100,8 @@ export async function deleteLinkTo(member: McsMember, other: McsMember): Promise
     await member.cluster.admin.delete(objectPath(Links, LINK_NS, other.name));
 }
 
-/** Starts `mesh-endpoints service-mirror --cluster-name <name>` for the member and waits for /readyz. */
-export async function startController(member: McsMember): Promise<ControllerProcess> {
+/** Starts `mesh-endpoints service-mirror --cluster-name <name>` (and `extraArgs`) for the member and waits for /readyz. */
+export async function startController(member: McsMember, extraArgs: string[] = []): Promise<ControllerProcess> {
     const proc = new ControllerProcess([
         'service-mirror',
         '--kubeconfig', member.cluster.state.kubeconfig,
@@ -107,6 +111,7 @@ export async function startController(member: McsMember): Promise<ControllerProc
         '--cluster-name', member.name,
         ...FAST_ELECTION,
         '--log-level', process.env.TEST_LOG_LEVEL ?? 'warn',
+        ...extraArgs,
     ]);
     member.process = proc;
     await eventually(`${member.name}'s controller ready`, () => proc.ready(), 60_000);
