@@ -99,8 +99,9 @@ describe('MCS across two linked clusters', () => {
                 { name: 'http', port: 80, protocol: 'TCP' },
             ]);
         }
-        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143,4143 ready']);
-        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:8081,17000 ready']);
+        // West serves http on 81, not the import's 80: its endpoints carry admin only (StrictPortConflict).
+        await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'west 192.0.2.20:4143 ready']);
+        await endpointsBecome(west, ns, 'hello', ['east 192.0.2.10:4143 ready', 'west 10.2.0.1:17000 ready']);
     });
 
     it('status shows the exports with their conditions and the imports with clusters, IPs and endpoints per source cluster; check passes them', async () => {
