@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_TEST := node --import tsx --test --test-force-exit --test-reporter=spec
 INTEGRATION_TESTS = $(shell find test/integration -name '*.test.ts' | sort)
 
-.PHONY: all deps control-plane controllers mcs-conformance helm node-deps node dns image e2e build typecheck test unit integration demo bench soak docs clean
+.PHONY: all deps control-plane controllers mcs-conformance helm node-deps node dns suite-images image e2e build typecheck test unit integration demo bench soak docs clean
 
 all: build
 
@@ -57,6 +57,13 @@ dns:
 	@echo "==> CoreDNS (from its Go module; the first build takes minutes)"
 	@bash hack/dns/build.sh >/dev/null
 
+# Stand-ins for the MCS conformance suite's images (nicolaka/netshoot:v0.15, alpine/socat:1.7.4.4),
+# built from Debian packages with the image builder's parts (hack/image/standins.ts; cached by the
+# packages' versions): the real nodes import them under those names.
+suite-images: deps node-deps
+	@echo "==> the MCS suite's stand-in images (from Debian packages)"
+	@npx tsx hack/image/standins.ts >/dev/null
+
 # The image, the real node and the Helm install proof alone (test/integration/helm-e2e.test.ts:
 # helm install on a kubelet + containerd node in a network namespace of its own; root).
 e2e: deps control-plane controllers helm image node
@@ -85,7 +92,7 @@ unit: deps
 # Test files run one at a time: each starts its own local cluster, and the machine
 # has two cores. A trap brings down any test cluster whose test process is gone.
 # The chart's lint, rendering, server-side validation and install proof are among them.
-integration: deps control-plane controllers mcs-conformance helm image node dns
+integration: deps control-plane controllers mcs-conformance helm image node dns suite-images
 	@echo "==> integration tests against a real kube-apiserver + etcd"
 	@trap 'npx tsx src/testing/cluster-cli.ts down --orphans >/dev/null 2>&1 || true' EXIT; \
 	  $(NODE_TEST) --test-concurrency=1 $(INTEGRATION_TESTS)
