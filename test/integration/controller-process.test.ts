@@ -40,8 +40,10 @@ describe('the external-workloads process', () => {
         const controllerNs = await cluster.namespace('mesh-endpoints');
         const controller = externalWorkloads(controllerNs);
         try {
-            await eventually('the missing CRD reported', () => controller.logged(/externalworkloads\.workload\.linkerd\.io is not installed/) !== undefined, 60_000);
-            const report = controller.logged(/is not installed/)!;
+            // Each missing CRD has its own report (the groups' CRD is missing too); this one is the workloads'.
+            const missingWorkloads = /externalworkloads\.workload\.linkerd\.io is not installed/;
+            await eventually('the missing CRD reported', () => controller.logged(missingWorkloads) !== undefined, 60_000);
+            const report = controller.logged(missingWorkloads)!;
             assert.match(report.msg, /kubectl apply -f charts\/mesh-endpoints\/crds\/externalworkloads\.yaml/);
             const notReady = await controller.readyz();
             assert.equal(notReady.status, 503);
