@@ -5,7 +5,8 @@
 // `Waiters` resolves a benchmark's condition with the arrival time of the event that first made
 // it true. `SliceWatch` is the two put together for the slices of one selector.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { ApiError, isGone, type KubeRest } from '../src/kube/rest.js';
+import type { KubeRest } from '../src/kube/rest.js';
+import { ApiError, isGone } from '../src/kube/errors.js';
 import { collectionPath, EndpointSlices } from '../src/kube/resources.js';
 import type { KubeObject } from '../src/kube/store.js';
 import { sleep } from './async.js';

@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
-import { ApiError, isConflict, isNotFound, KubeRest } from '../kube/rest.js';
+import { KubeRest } from '../kube/rest.js';
+import { isConflict, isNotFound, isRefused } from '../kube/errors.js';
 import { ExternalWorkloadGroups, Leases, collectionPath, objectPath } from '../kube/resources.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_DURATION_MS, registrationName } from '../externalworkloads/groups/types.js';
 import { parseDurationMs } from '../time/duration.js';
@@ -138,7 +139,7 @@ export class WorkloadAgent {
             this.leaseDurationMs = this.opts.leaseDurationMs ?? parseDurationMs(group.spec?.leaseDuration ?? '') ?? this.leaseDurationMs;
             this.opts.logger.info({ group: identity.group, heartbeatMs: this.heartbeatMs, leaseDurationMs: this.leaseDurationMs }, 'group read');
         } catch (err) {
-            if (!(err instanceof ApiError) || err.code === 0 || err.code >= 500) throw err;
+            if (!isRefused(err)) throw err;
             this.opts.logger.warn({ err: describe(err) }, 'cannot read the group; using the heartbeat period of the flags or the default');
         }
         this.timingRead = true;

@@ -3,7 +3,8 @@
 // command can say so instead of failing.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
-import { isNotFound, type KubeRest, type Query } from '../kube/rest.js';
+import type { KubeRest, Query } from '../kube/rest.js';
+import { isNotFound } from '../kube/errors.js';
 import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services } from '../kube/resources.js';
 import { linkReport, type LinkEventObject, type LinkReport } from '../ops/links-report.js';
 import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/api/keys.js';

@@ -4,7 +4,7 @@
 // as `linkerd multicluster unlink` does; --apply deletes them itself. The read-only access
 // `link` set up on the remote cluster is not touched (it is the remote's to remove).
 import type { Command } from 'commander';
-import { isNotFound } from '../kube/rest.js';
+import { isNotFound } from '../kube/errors.js';
 import { EndpointSlices, Links, objectPath, Secrets, Services, type ResourceType } from '../kube/resources.js';
 import { findLink, unlinkObjects, unlinkYaml, type DestinationSecretObject } from '../ops/unlink.js';
 import { credentialsSecretName } from './link-gen.js';

@@ -5,7 +5,8 @@
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isAlreadyExists, type KubeRest } from '../kube/rest.js';
+import type { KubeRest } from '../kube/rest.js';
+import { isAlreadyExists } from '../kube/errors.js';
 import { collectionPath, EndpointSlices, Namespaces, objectPath, Services } from '../kube/resources.js';
 import { table } from './table.js';
 

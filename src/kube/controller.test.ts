@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { Controller, classifyFailure, type ReconcileResult } from './controller.js';
-import { InvalidError } from './errors.js';
+import { Controller, type ReconcileResult } from './controller.js';
+import { ApiError, classifyFailure, InvalidError, NotLeaderError, StaleCacheError } from './errors.js';
 import type { EventSink } from './events.js';
 import type { Informer, InformerHandlers } from './informer.js';
 import { newLogger } from './log.js';
 import { controllerRateLimiter } from './ratelimit.js';
-import { ApiError, NotLeaderError } from './rest.js';
-import { StaleCacheError } from './slice-writer.js';
 import type { KubeObject } from './store.js';
 import { WorkQueueMetrics } from './workqueue-metrics.js';
 

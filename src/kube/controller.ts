@@ -5,24 +5,20 @@
 // kind of failure means, and one set of metrics per controller (the workqueue_* series under its
 // name: depth, wait, reconcile duration, retries, drops; and reconcile_total by result).
 //
-// Failures, by what retrying can do about them:
-// - conflict (409: the object changed under the write): requeued at once, without backoff,
-//   the first time in a row; a second conflict in a row backs off like any failure, so a cache
-//   slow to catch up is not hammered.
-// - invalid (InvalidError, or the apiserver's 422): the key's own input is wrong and a retry
-//   cannot help. A Warning Event on the object the reconciler names, a log line, and no retry
-//   until an event or the next term brings the key back.
-// - transient (everything else: a stale cache, a write refused by the leader guard, a timeout,
-//   a 5xx): retried with the rate limiter's backoff, given up on after maxRetries until the
+// Failures, by their class (errors.ts classifies; this is the one place that acts on it):
+// - conflict: requeued at once, without backoff, the first time in a row; a second conflict in
+//   a row backs off like any failure, so a cache slow to catch up is not hammered.
+// - invalid: a retry cannot help. A Warning Event on the object the reconciler names, a log
+//   line, and no retry until an event or the next term brings the key back.
+// - transient: retried with the rate limiter's backoff, given up on after maxRetries until the
 //   next resync (LeaderQueue).
 // It must not know what a key means: keys are opaque strings to it.
-import { InvalidError } from './errors.js';
+import { classifyFailure, invalidReason } from './errors.js';
 import type { EventSink } from './events.js';
 import type { Informer, InformerHandlers } from './informer.js';
 import { LeaderQueue } from './leader-queue.js';
 import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
-import { ApiError, isConflict } from './rest.js';
 import type { KubeObject } from './store.js';
 import type { ReconcileOutcome, WorkQueueMetrics } from './workqueue-metrics.js';
 
@@ -34,14 +30,6 @@ export interface Reconciler<K extends string> {
     reconcile(key: K): Promise<ReconcileResult>;
     /** The object a Warning Event about an invalid key is recorded on; none: the failure is logged only. */
     eventTarget?(key: K): KubeObject | undefined;
-}
-
-export type FailureClass = 'conflict' | 'invalid' | 'transient';
-
-export function classifyFailure(err: unknown): FailureClass {
-    if (err instanceof InvalidError || (err instanceof ApiError && err.code === 422)) return 'invalid';
-    if (isConflict(err)) return 'conflict';
-    return 'transient';
 }
 
 export interface ControllerOptions<K extends string> {
@@ -160,7 +148,7 @@ export class Controller<K extends string> {
         if (failure === 'invalid') {
             this.opts.log.warn({ key, err }, 'invalid; not retried until the object changes');
             const target = this.opts.reconciler.eventTarget?.(key);
-            if (target) this.opts.events.record(target, 'Warning', err instanceof InvalidError ? err.reason : 'Invalid', (err as Error).message);
+            if (target) this.opts.events.record(target, 'Warning', invalidReason(err), (err as Error).message);
             return 'invalid';
         }
         this.opts.metrics.reconciled(this.opts.name, 'error');

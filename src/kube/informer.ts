@@ -7,7 +7,8 @@
 // back; a sync with nothing to change writes nothing). A custom resource whose CRD is not installed is reported as such (which CRD, how
 // to install it) and polled for until it appears. It owns the cache of one resource type and
 // the event callbacks; it never writes to the apiserver.
-import { ApiError, isGone, isNotFound, type KubeRest, type ServerCopy } from './rest.js';
+import type { KubeRest, ServerCopy } from './rest.js';
+import { ApiError, isGone, isNotFound, retryAfterMs } from './errors.js';
 import { apiVersionOf, collectionPath, type ResourceType } from './resources.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { Pacer } from './pacer.js';
@@ -355,8 +356,7 @@ export class Informer<T extends KubeObject> {
     }
 
     private backoff(failures: number, err: unknown): number {
-        const retryAfterMs = err instanceof ApiError && err.retryAfterSeconds ? err.retryAfterSeconds * 1000 : 0;
-        return reconnectDelay(failures, this.opts.backoffInitialMs ?? 500, this.opts.backoffMaxMs ?? 30_000, retryAfterMs, Math.random());
+        return reconnectDelay(failures, this.opts.backoffInitialMs ?? 500, this.opts.backoffMaxMs ?? 30_000, retryAfterMs(err), Math.random());
     }
 
     private sleep(ms: number): Promise<void> {

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { LeaderQueue } from './leader-queue.js';
 import { newLogger } from './log.js';
 import { controllerRateLimiter } from './ratelimit.js';
-import { NotLeaderError } from './rest.js';
+import { NotLeaderError } from './errors.js';
 import { WorkQueueMetrics } from './workqueue-metrics.js';
 
 function leaderQueue(sync: (key: string) => Promise<void>) {

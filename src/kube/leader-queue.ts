@@ -6,8 +6,7 @@
 // key given up on after its retries comes back at the next resync.
 import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
-import { NotLeaderError } from './rest.js';
-import { StaleCacheError } from './slice-writer.js';
+import { retryLogLevel } from './errors.js';
 import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
 
@@ -73,9 +72,7 @@ export class LeaderQueue<K extends string> {
     private failed(failure: WorkerFailure<K>): void {
         if (failure.dropped) this.dropped.add(failure.key);
         const { error } = failure;
-        // A stale cache is expected right after our own writes, and a refused write while the
-        // lease is being renewed late; both retry quietly.
-        const level = failure.dropped ? 'error' : error instanceof StaleCacheError ? 'debug' : error instanceof NotLeaderError ? 'info' : 'warn';
+        const level = failure.dropped ? 'error' : retryLogLevel(error);
         const fields = { key: failure.key, err: error, failures: failure.failures, dropped: failure.dropped };
         this.opts.log[level](fields, failure.dropped ? 'sync failed; giving up until the next resync' : 'sync failed; retrying');
     }

@@ -13,7 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isConflict, isNotFound, isUnanswered, type KubeRest } from './rest.js';
+import type { KubeRest } from './rest.js';
+import { isConflict, isNotFound, isUnanswered } from './errors.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
 import { microTime } from '../time/format.js';
 

@@ -45,7 +45,7 @@ export class InFlight {
 }
 
 /** What is read of an object: any Kubernetes object type fits. */
-interface Written {
+export interface Written {
     metadata?: { namespace?: string; name?: string; resourceVersion?: string };
 }
 

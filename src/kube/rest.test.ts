@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeRest, METADATA_ONLY, NotLeaderError, userAgent, VERSION, type ServerCopy } from './rest.js';
+import { KubeRest, METADATA_ONLY, type ServerCopy } from './rest.js';
+import { ApiError, NotLeaderError } from './errors.js';
+import { userAgent, VERSION } from './version.js';
 import { EndpointSlices, Services } from './resources.js';
 
 const received: IncomingMessage[] = [];

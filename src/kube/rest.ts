@@ -5,25 +5,20 @@
 // compare is exactly what the apiserver stores), timeouts, streamed watches, a client-side
 // rate limit (client-go's QPS/burst token bucket), a User-Agent naming the component, and
 // close() aborting every request in flight so a shutdown never waits on a hung apiserver.
+// Transport only: what a failure means is errors.ts's, the leader guard leader-guard.ts's, a
+// watch's lines watch-framing.ts's.
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConfig } from './kubeconfig.js';
-import { readFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Cancellation } from './cancellation.js';
+import { ApiError, NotLeaderError, statusError } from './errors.js';
+import { checkLeader, type WriteOpts } from './leader-guard.js';
 import { TokenBucket } from './ratelimit.js';
 import type { ResourceType } from './resources.js';
-
-/** This package's version (package.json is two levels up from both src/kube and dist/kube). */
-export const VERSION: string = (
-    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-
-/** `mesh-endpoints/0.1.0 (external-workloads)`: who is calling, in the apiserver's audit log and metrics. */
-export function userAgent(component?: string): string {
-    return `mesh-endpoints/${VERSION}${component ? ` (${component})` : ''}`;
-}
+import { userAgent } from './version.js';
+import { readLines, type WatchBounds } from './watch-framing.js';
 
 export interface KubeRestOptions {
     /** Names the component in the User-Agent (see userAgent). */
@@ -39,26 +34,6 @@ export interface KubeRestOptions {
 /** Default request deadline: below the default renew deadline (10 s), so a hung call never outlives a lease term. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 8_000;
 
-/** A Status the apiserver returned, or a transport failure (code 0). */
-export class ApiError extends Error {
-    constructor(
-        readonly code: number,
-        readonly reason: string,
-        message: string,
-        readonly retryAfterSeconds?: number,
-    ) {
-        super(message);
-        this.name = 'ApiError';
-    }
-}
-
-export const isNotFound = (err: unknown) => err instanceof ApiError && err.code === 404;
-export const isConflict = (err: unknown) => err instanceof ApiError && err.code === 409;
-export const isAlreadyExists = (err: unknown) => err instanceof ApiError && err.reason === 'AlreadyExists';
-export const isGone = (err: unknown) => err instanceof ApiError && (err.code === 410 || err.reason === 'Expired');
-/** No status came back: the request or its answer was lost on the way, or the apiserver hangs (a timeout, a reset). */
-export const isUnanswered = (err: unknown) => err instanceof ApiError && err.code === 0;
-
 export type Query = Record<string, string | number | boolean | undefined>;
 
 /**
@@ -73,7 +48,7 @@ export interface StoredMetadata {
     metadata?: V1ObjectMeta;
 }
 
-export interface RequestOpts {
+export interface RequestOpts extends WriteOpts {
     query?: Query;
     body?: unknown;
     contentType?: string;
@@ -85,12 +60,6 @@ export interface RequestOpts {
     maxBodyBytes?: number;
     /** Told the size of the answer's body, once read. */
     bodyBytes?: (bytes: number) => void;
-    /**
-     * Asked once the request may go out (after the rate limiter's wait and the credentials):
-     * false cancels it with NotLeaderError. A leader's write can wait seconds for a token of
-     * the client-side limit, and must not leave after its term ended.
-     */
-    whileLeader?: () => boolean;
 }
 
 /**
@@ -114,32 +83,11 @@ interface Credentials {
     auth: string | undefined;
 }
 
-/** Options of a write: the leader guard it is sent under. */
-export type WriteOpts = Pick<RequestOpts, 'whileLeader'>;
-
-/** A write not sent because this replica no longer leads. */
-export class NotLeaderError extends Error {
-    constructor() {
-        super('not the leader: write skipped');
-        this.name = 'NotLeaderError';
-    }
-}
-
 function withQuery(path: string, query: Query | undefined): string {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
     const qs = params.toString();
     return qs ? `${path}?${qs}` : path;
-}
-
-function statusError(code: number, text: string, retryAfter?: string): ApiError {
-    try {
-        const status = JSON.parse(text) as { reason?: string; message?: string };
-        const retry = retryAfter ? Number(retryAfter) : undefined;
-        return new ApiError(code, status.reason ?? '', status.message ?? text, retry);
-    } catch {
-        return new ApiError(code, '', text.slice(0, 500) || `HTTP ${code}`);
-    }
 }
 
 /**
@@ -179,88 +127,6 @@ function readBody(res: IncomingMessage, maxBytes = Infinity): Promise<string> {
         res.once('error', reject);
         // A response torn down before its end (an abort, a reset) emits neither end nor always error.
         res.once('close', () => !res.complete && reject(new Error('response closed before its end')));
-    });
-}
-
-/** A bound on each line of a watch: a longer one is never held, only its start is told (WatchBounds.oversized). */
-export interface WatchBounds {
-    /** In characters of the decoded stream (bytes, for the ASCII JSON an apiserver sends). */
-    maxLineChars: number;
-    /** A line longer than maxLineChars was dropped: its first OVERSIZED_PREFIX_CHARS characters and its length. May throw to end the watch. */
-    oversized(prefix: string, chars: number): void;
-}
-
-/** How much of a dropped line is kept to tell what it was (its kind and metadata come first). */
-export const OVERSIZED_PREFIX_CHARS = 4096;
-
-/**
- * Hands each non-empty line of a streamed body to onLine; resolves at its end, rejects when it
- * fails or onLine throws. Chunks are read as they come (onChunk) and their lines handled after
- * the event loop's I/O (setImmediate): a watch event of a write is sent with that write's
- * answer, and the worker waiting on the answer sends its next request first.
- */
-function readLines(res: IncomingMessage, onLine: (line: string) => void, onChunk: () => void, bounds?: WatchBounds): Promise<void> {
-    return new Promise((resolve, reject) => {
-        let pending = '';
-        let scheduled: NodeJS.Immediate | undefined;
-        /** The line being dropped (longer than bounds.maxLineChars): its start and length so far. */
-        let dropping: { prefix: string; chars: number } | undefined;
-        const max = bounds?.maxLineChars ?? Infinity;
-        const fail = (err: unknown) => {
-            reject(err as Error);
-            res.destroy();
-        };
-        const handleLines = (): boolean => {
-            scheduled = undefined;
-            try {
-                let newline: number;
-                while ((newline = pending.indexOf('\n')) >= 0) {
-                    const line = pending.slice(0, newline).trim();
-                    pending = pending.slice(newline + 1);
-                    if (line.length > max) bounds!.oversized(line.slice(0, OVERSIZED_PREFIX_CHARS), line.length);
-                    else if (line) onLine(line);
-                }
-                if (pending.length > max) {
-                    dropping = { prefix: pending.slice(0, OVERSIZED_PREFIX_CHARS), chars: pending.length };
-                    pending = '';
-                }
-                return true;
-            } catch (err) {
-                fail(err);
-                return false;
-            }
-        };
-        res.setEncoding('utf8'); // a character split between two chunks is decoded whole
-        res.on('data', (chunk: string) => {
-            onChunk();
-            if (dropping) {
-                const newline = chunk.indexOf('\n');
-                if (newline < 0) {
-                    dropping.chars += chunk.length;
-                    return;
-                }
-                const dropped = dropping;
-                dropping = undefined;
-                try {
-                    bounds!.oversized(dropped.prefix, dropped.chars + newline);
-                } catch (err) {
-                    fail(err);
-                    return;
-                }
-                chunk = chunk.slice(newline + 1);
-            }
-            pending += chunk;
-            scheduled ??= setImmediate(handleLines);
-        });
-        res.once('end', () => {
-            clearImmediate(scheduled);
-            if (handleLines()) resolve();
-        });
-        res.once('error', reject);
-        res.once('close', () => {
-            clearImmediate(scheduled);
-            if (!res.complete) reject(new Error('response closed before its end'));
-        });
     });
 }
 
@@ -420,7 +286,7 @@ export class KubeRest {
         if (delay > 0) await this.throttle(delay, cancellation);
         const credentials = this.fixedCredentials ?? (await this.credentials());
         const opts = this.options(method, withQuery(path, o.query), headers, credentials);
-        if (o.whileLeader && !o.whileLeader()) throw new NotLeaderError();
+        checkLeader(o);
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
             const req = send(opts, resolve);

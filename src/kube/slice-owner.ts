@@ -13,7 +13,8 @@ import type { LogFn } from './log.js';
 import type { KubeRest } from './rest.js';
 import { EndpointSlices } from './resources.js';
 import { compactSlice, type OwnedSlice } from './slice-cache.js';
-import { serviceKeyOf, SliceWriter, StaleCacheError } from './slice-writer.js';
+import { serviceKeyOf, SliceWriter } from './slice-writer.js';
+import { StaleCacheError } from './errors.js';
 import { SharedValues } from './shared-values.js';
 
 /** The Service whose slices are converged. */

@@ -4,7 +4,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { isAlreadyExists, type KubeRest } from '../kube/rest.js';
+import type { KubeRest } from '../kube/rest.js';
+import { isAlreadyExists } from '../kube/errors.js';
 import { chartDir, CRD_PATH, waitEstablished } from './chart.js';
 
 const crdDir = join(chartDir, 'crds');

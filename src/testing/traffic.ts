@@ -8,7 +8,8 @@
 //   with the time it reached this process: what a test measures "traffic stopped or moved" with.
 //   It ends at its deadline or when stopped (a file in the Pod the loop checks).
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { isAlreadyExists, type KubeRest } from '../kube/rest.js';
+import type { KubeRest } from '../kube/rest.js';
+import { isAlreadyExists } from '../kube/errors.js';
 import { eventually } from './harness.js';
 import { podExec, type ExecResult } from './pod-exec.js';
 

@@ -13,7 +13,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../kube/log.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
+import type { KubeRest } from '../kube/rest.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { collectionPath, objectPath, Secrets } from '../kube/resources.js';
 import { certFacts, splitPem, type KeyPair, type ServingBundle } from './certs.js';
 import { conversionPatch, type CrdConversion, type WebhookService } from './crd-conversion.js';

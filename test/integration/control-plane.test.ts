@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { ApiError, isNotFound } from '../../src/kube/rest.js';
+import { ApiError, isNotFound } from '../../src/kube/errors.js';
 import { collectionPath, ConfigMaps, objectPath, Services } from '../../src/kube/resources.js';
 import { down, freePort, readState, up } from '../../src/testing/cluster.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';

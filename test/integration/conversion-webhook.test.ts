@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { SAVED_WORKLOAD_IPS } from '../../src/externalworkloads/conversion.js';
 import { newLogger } from '../../src/kube/log.js';
-import { ApiError, isAlreadyExists } from '../../src/kube/rest.js';
+import { ApiError, isAlreadyExists } from '../../src/kube/errors.js';
 import { objectPath, Secrets } from '../../src/kube/resources.js';
 import { splitPem } from '../../src/webhook/certs.js';
 import { ConversionWebhook, WORKLOAD_CRD_NAME } from '../../src/webhook/conversion-webhook.js';

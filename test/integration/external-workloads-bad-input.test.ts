@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { after, describe, it } from 'node:test';
 import type { ProblemReason } from '../../src/externalworkloads/types.js';
-import { ApiError } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { ExternalWorkloads, objectPath } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { eventually, setUp, startTestCluster } from '../../src/testing/harness.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { ApiError } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { collectionPath, Services } from '../../src/kube/resources.js';
 import { installCrds } from '../../src/testing/crds.js';
 import { setUp, startTestCluster } from '../../src/testing/harness.js';

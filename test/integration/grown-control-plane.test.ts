@@ -6,7 +6,7 @@
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isNotFound } from '../../src/kube/rest.js';
+import { isNotFound } from '../../src/kube/errors.js';
 import { collectionPath, ConfigMaps, Namespaces, objectPath, Services } from '../../src/kube/resources.js';
 import { KWOK_NODE_ANNOTATION } from '../../src/testing/controllers.js';
 import { eventually, startTestCluster } from '../../src/testing/harness.js';

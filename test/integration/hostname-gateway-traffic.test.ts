@@ -30,7 +30,7 @@ import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node'
 import { parseAllDocuments } from 'yaml';
 import { runCli } from '../../src/demo/cli.js';
 import { createHostnameGateway } from '../../src/demo/mirror-remote.js';
-import { isAlreadyExists } from '../../src/kube/rest.js';
+import { isAlreadyExists } from '../../src/kube/errors.js';
 import { collectionPath, EndpointSlices, Links, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { MIRROR_SLICE_MANAGED_BY } from '../../src/servicemirror/api/keys.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { isNotFound } from '../../src/kube/rest.js';
+import { isNotFound } from '../../src/kube/errors.js';
 import { collectionPath, Leases, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
 import { freePort } from '../../src/testing/cluster.js';
 import { applyObjects, parseManifests, renderChart, type ManifestObject } from '../../src/testing/chart.js';

@@ -3,7 +3,7 @@
 // read and write the same objects, and upstream's validation holds.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { installMcsCrds } from '../../src/testing/crds.js';
 import { setUp, startTestCluster } from '../../src/testing/harness.js';
 

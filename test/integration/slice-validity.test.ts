@@ -8,7 +8,7 @@ import type { V1EndpointSlice, V1EndpointSliceList } from '@kubernetes/client-no
 import fc from 'fast-check';
 import { SliceTracker } from '../../src/endpointslice/tracker.js';
 import { sliceProblems } from '../../src/endpointslice/validate.js';
-import { ApiError } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { collectionPath, EndpointSlices, Namespaces } from '../../src/kube/resources.js';
 import { SliceWriter } from '../../src/kube/slice-writer.js';
 import { buildMirrorService } from '../../src/servicemirror/plan/mirror.js';

@@ -6,7 +6,8 @@ import { DEFAULT_MANAGED_BY, ExternalWorkloadsController, type ExternalWorkloads
 import { EventRecorder } from '../../src/kube/events.js';
 import { newLogger, logFn } from '../../src/kube/log.js';
 import { Manager } from '../../src/kube/manager.js';
-import { ApiError, KubeRest, type RequestOpts } from '../../src/kube/rest.js';
+import { KubeRest, type RequestOpts } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { collectionPath, EndpointSlices, Events, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { WorkQueueMetrics } from '../../src/kube/workqueue-metrics.js';

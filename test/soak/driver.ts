@@ -3,7 +3,8 @@
 // gateway name. It keeps a rough model only to choose sensible actions: the cluster is the
 // truth (the final check reads it), and a failed write (an apiserver restarting) is counted.
 import { collectionPath, EndpointSlices, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
-import { isAlreadyExists, isNotFound, type KubeRest } from '../../src/kube/rest.js';
+import type { KubeRest } from '../../src/kube/rest.js';
+import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { TestRecord } from '../../src/testing/dns-server.js';
 import { EXPORTED } from '../integration/mirror-support.js';
 import { APP_NS, EW_NS, GATEWAY_NAME, type SoakEnv } from './env.js';

@@ -12,7 +12,7 @@ import { logFn, type Logger } from '../../kube/log.js';
 import type { ControllerDeps } from '../../kube/manager.js';
 import { controllerRateLimiter } from '../../kube/ratelimit.js';
 import { ExternalWorkloadGroups, ExternalWorkloads, Leases, objectPath } from '../../kube/resources.js';
-import { isNotFound } from '../../kube/rest.js';
+import { isNotFound } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/store.js';
 import { rfc3339 } from '../../time/format.js';
 import { WORKLOAD_API_VERSION, WORKLOAD_KIND } from '../types.js';

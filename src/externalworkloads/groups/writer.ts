@@ -3,9 +3,9 @@
 // version the plan was made from, so a change in between is a conflict (planned again), never
 // overwritten. Tolerant where the world is racy: a delete that finds nothing is success.
 import { withReadyCondition } from '../health/readiness.js';
-import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { isConflict, isNotFound, StaleCacheError } from '../../kube/errors.js';
 import { ExternalWorkloads, Leases, objectPath, collectionPath } from '../../kube/resources.js';
-import { StaleCacheError } from '../../kube/slice-writer.js';
 import type { GroupWorkload } from './cached.js';
 import type { RegistrationPlan } from './plan.js';
 import type { RegistrationLease } from './types.js';

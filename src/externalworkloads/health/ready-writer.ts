@@ -4,9 +4,9 @@
 // so a condition someone else wrote in between is never lost: a conflict is a stale cache,
 // retried once the informer has the newer object (no extra read, no `get` right needed).
 import type { Informer } from '../../kube/informer.js';
-import { isConflict, isNotFound, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { isConflict, isNotFound, StaleCacheError } from '../../kube/errors.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
-import { StaleCacheError } from '../../kube/slice-writer.js';
 import type { CachedWorkload, WorkloadMeta } from '../compact.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
 

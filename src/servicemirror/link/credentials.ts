@@ -4,7 +4,8 @@
 // is one CredentialsProblem, whose reason and message the Link's RemoteCredentialsValid
 // condition, its Warning Event and `mesh-endpoints check` all show as they are.
 import type { KubeConfig } from '../../kube/kubeconfig.js';
-import { isNotFound, type KubeRest } from '../../kube/rest.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { isNotFound } from '../../kube/errors.js';
 import { objectPath, Secrets } from '../../kube/resources.js';
 import { rfc3339 } from '../../time/format.js';
 import { describeRefusals, loadUntrustedKubeconfig, type KubeconfigPolicy, type Refusal } from '../../kube/untrusted-kubeconfig.js';
