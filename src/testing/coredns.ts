@@ -11,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterState } from './cluster.js';
-import type { NodeHost } from './node-host.js';
+import { healthyOn, type NodeHost } from './node-host.js';
 import { buildScript, startProcess, waitFor } from './processes.js';
 
 let built: Promise<string> | undefined;
@@ -38,7 +38,6 @@ export async function startCoreDns(cluster: ClusterState, host: NodeHost, dir: s
     const log = join(dir, 'coredns.log');
     const pid = await startProcess(...host.run(bin, ['-conf', config]), log);
     // Ready once the kubernetes plugin has synced its caches.
-    const ready = async () => (await host.exec('sh', ['-c', 'curl -fsS http://127.0.0.1:8181/ready']).catch(() => '')).includes('OK');
-    await waitFor(`CoreDNS of ${cluster.name}`, ready, pid, log, 60_000);
+    await waitFor(`CoreDNS of ${cluster.name}`, () => healthyOn(host, 'http://127.0.0.1:8181/ready'), pid, log, 60_000);
     return pid;
 }

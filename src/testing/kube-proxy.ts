@@ -14,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterState } from './cluster.js';
-import type { NodeHost } from './node-host.js';
+import { healthyOn, type NodeHost } from './node-host.js';
 import { startProcess, waitFor } from './processes.js';
 
 export async function startKubeProxy(bin: string, cluster: ClusterState, nodeName: string, host: NodeHost, dir: string): Promise<number> {
@@ -46,7 +46,6 @@ iptables:
     const log = join(dir, 'kube-proxy.log');
     const pid = await startProcess(...host.run(join(bin, 'kube-proxy'), [`--config=${config}`, '--v=1']), log);
     // Healthy once it has programmed the node's rules for the first time.
-    const healthy = async () => (await host.exec('sh', ['-c', 'curl -fsS -o /dev/null http://127.0.0.1:10256/healthz && echo ok']).catch(() => '')).includes('ok');
-    await waitFor(`kube-proxy on ${nodeName}`, healthy, pid, log, 60_000);
+    await waitFor(`kube-proxy on ${nodeName}`, () => healthyOn(host, 'http://127.0.0.1:10256/healthz'), pid, log, 60_000);
     return pid;
 }

@@ -21,6 +21,14 @@ export interface NodeHost {
     exec(cmd: string, args: string[]): Promise<string>;
 }
 
+/** Whether `url` answers 2xx within 2 s from `host` (its own loopback: a node add-on's health). */
+export async function healthyOn(host: NodeHost, url: string): Promise<boolean> {
+    return host.exec('curl', ['-fsS', '-m', '2', '-o', '/dev/null', url]).then(
+        () => true,
+        () => false,
+    );
+}
+
 /** The node of the node namespace itself. */
 export const FIRST_NODE: NodeHost = {
     ip: NODE_IP,

@@ -37,13 +37,11 @@ import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { startGateway, type TestGateway } from '../../src/testing/gateway.js';
 import { eventually, setUp } from '../../src/testing/harness.js';
 import { cannotRunContainers } from '../../src/testing/image.js';
-import type { NodeHost } from '../../src/testing/node-host.js';
 import { inNodeNamespace, NODE_IP, reexecInNodeNamespace } from '../../src/testing/node-namespace.js';
-import { NODE_APISERVER_ARGS, startNode, type RealNode } from '../../src/testing/node.js';
-import { startSecondHost } from '../../src/testing/second-node.js';
+import { NODE_APISERVER_ARGS } from '../../src/testing/node.js';
 import { suiteImages } from '../../src/testing/suite-images.js';
 import { PodClient, type Answer, type RequestLoop } from '../../src/testing/traffic.js';
-import { exportService, getImport, importedEndpoints, LINK_NS, sharedNamespace, startMcsSet } from './mcs-support.js';
+import { exportService, getImport, importedEndpoints, LINK_NS, sharedNamespace, startMcsSet, startRealNodes } from './mcs-support.js';
 
 // Before anything starts: from here on this process runs inside the node namespace.
 const unsupported = await cannotRunContainers();
@@ -84,17 +82,13 @@ function backendPod(): V1Pod {
 describe('traffic through a hostname gateway, from a Pod in the local cluster to a Pod in the remote one', { skip: unsupported && `cannot run containers here: ${unsupported}` }, async () => {
     if (unsupported) return;
     const gatewayDir = mkdtempSync(join(tmpdir(), 'hostname-gateway-'));
-    let second: NodeHost | undefined;
-    const nodes: RealNode[] = [];
     const gateways: TestGateway[] = [];
     const loops: RequestLoop[] = [];
     let dns: TestDnsServer | undefined;
-    // Registered first, so it runs first: the nodes go before their clusters.
+    // Registered first, so it runs first (the nodes stop with their clusters: startRealNodes).
     after(async () => {
         for (const loop of loops) await loop.stop().catch(() => undefined);
         for (const gateway of gateways) await gateway.stop();
-        for (const node of nodes) await node.stop();
-        second?.namespace?.stop();
         await dns?.close();
         rmSync(gatewayDir, { recursive: true, force: true });
     });
@@ -112,15 +106,7 @@ describe('traffic through a hostname gateway, from a Pod in the local cluster to
     });
     const { east, west } = set;
     const images = await setUp("the stand-in images", () => suiteImages());
-    await setUp('a real node in each cluster', async () => {
-        second = await startSecondHost();
-        const started = await Promise.allSettled([
-            startNode(east.cluster.state, 'node-east', images, { dataPlane: true }),
-            startNode(west.cluster.state, 'node-west', images, { dataPlane: true, host: second }),
-        ]);
-        for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
-        for (const s of started) if (s.status === 'rejected') throw s.reason;
-    });
+    const second = (await setUp('a real node in each cluster', () => startRealNodes(set, images))).second;
 
     const ns = await setUp('the namespace in both clusters', () => sharedNamespace(set, 'app'));
     const web = await setUp('the backend Pod and Service web in west', async () => {
@@ -144,8 +130,8 @@ describe('traffic through a hostname gateway, from a Pod in the local cluster to
     });
     await setUp('two gateways on west\'s node host, and the gateway Service with only a hostname', async () => {
         for (const address of GATEWAY_ADDRESSES) {
-            await second!.namespace!.addAddress(address);
-            gateways.push(await startGateway(second!, gatewayDir, address, web.spec!.clusterIP!, 80));
+            await second.namespace!.addAddress(address);
+            gateways.push(await startGateway(second, gatewayDir, address, web.spec!.clusterIP!, 80));
         }
         // Through the first gateway from the node namespace: the gateway, west's kube-proxy and the Pod answer.
         await eventually('the backend through the first gateway', async () => {

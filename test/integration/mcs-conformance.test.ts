@@ -23,10 +23,9 @@ import { parse, stringify } from 'yaml';
 import { setUp } from '../../src/testing/harness.js';
 import { cannotRunContainers } from '../../src/testing/image.js';
 import { inNodeNamespace, NODE_IP, reexecInNodeNamespace } from '../../src/testing/node-namespace.js';
-import { NODE_APISERVER_ARGS, startNode } from '../../src/testing/node.js';
-import { startSecondHost } from '../../src/testing/second-node.js';
+import { NODE_APISERVER_ARGS } from '../../src/testing/node.js';
 import { suiteImages } from '../../src/testing/suite-images.js';
-import { startMcsSet, type McsSet } from './mcs-support.js';
+import { startMcsSet, startRealNodes, type McsSet } from './mcs-support.js';
 import { conformanceSuite } from './mcs-suite.js';
 
 // Before anything starts: from here on this process runs inside the node namespace.
@@ -134,16 +133,7 @@ async function conformanceRun(binary: string): Promise<void> {
     const setUpStarted = Date.now();
     const set = await startMcsSet('mcsconf', { controllers: {}, address: NODE_IP, extraApiserverArgs: [...NODE_APISERVER_ARGS, ...SINGLE_STACK], flat: true });
     const images = await setUp("the suite's stand-in images", () => suiteImages());
-    await setUp('a real node in each cluster', async () => {
-        const second = await startSecondHost();
-        set.west.cluster.stopsWith({ stop: () => second.namespace?.stop() });
-        const started = await Promise.all([
-            startNode(set.east.cluster.state, 'node-east', images, { dataPlane: true }),
-            startNode(set.west.cluster.state, 'node-west', images, { dataPlane: true, host: second }),
-        ]);
-        set.east.cluster.stopsWith(started[0]);
-        set.west.cluster.stopsWith(started[1]);
-    });
+    await setUp('a real node in each cluster', () => startRealNodes(set, images));
     test(TITLE, { timeout: 30 * 60_000 }, async (t) => {
         rmSync(keptDir, { recursive: true, force: true });
         mkdirSync(keptDir, { recursive: true });

@@ -7,11 +7,14 @@
 import { readFileSync } from 'node:fs';
 import type { V1Condition, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { after } from 'node:test';
-import { collectionPath, EndpointSlices, Links, Namespaces, objectPath, Secrets, Services } from '../../src/kube/resources.js';
-import { LABEL_MCS_SERVICE_NAME, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../../src/servicemirror/mcs/types.js';
+import { collectionPath, EndpointSlices, Links, Namespaces, objectPath, Secrets, Services, ServiceExports, ServiceImports } from '../../src/kube/resources.js';
+import { LABEL_MCS_SERVICE_NAME, type ServiceExport, type ServiceImport } from '../../src/servicemirror/mcs/types.js';
 import { installCrds, installMcsCrds } from '../../src/testing/crds.js';
 import type { UpOptions } from '../../src/testing/cluster.js';
 import { eventually, setUp, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
+import type { NodeHost } from '../../src/testing/node-host.js';
+import { startNode, type NodeImage, type RealNode } from '../../src/testing/node.js';
+import { startSecondHost } from '../../src/testing/second-node.js';
 import { ControllerProcess, FAST_ELECTION } from './process-support.js';
 
 export const LINK_NS = 'mc';
@@ -267,4 +270,27 @@ export async function watchMcs(set: McsSet, ns: string): Promise<McsWatch> {
     }
     await Promise.all(streams);
     return { events, deleted: () => events.filter((e) => e.type === 'DELETED'), stop: () => abort.abort() };
+}
+
+/**
+ * A real node with its data plane (kube-proxy, CoreDNS) in each cluster of a set started on
+ * NODE_IP: east's in the node namespace, west's in a child namespace of it (second-node.ts), one
+ * flat Pod network. Each stops before its cluster goes down. `second` is west's node host.
+ */
+export async function startRealNodes(set: McsSet, images: NodeImage[]): Promise<{ east: RealNode; west: RealNode; second: NodeHost }> {
+    const second = await startSecondHost();
+    set.west.cluster.stopsWith({ stop: () => second.namespace?.stop() });
+    const started = await Promise.allSettled([
+        startNode(set.east.cluster.state, 'node-east', images, { dataPlane: true }),
+        startNode(set.west.cluster.state, 'node-west', images, { dataPlane: true, host: second }),
+    ]);
+    [set.east, set.west].forEach((member, i) => {
+        const node = started[i]!;
+        if (node.status === 'fulfilled') member.cluster.stopsWith(node.value);
+    });
+    const [east, west] = started.map((node) => {
+        if (node.status === 'rejected') throw node.reason;
+        return node.value;
+    });
+    return { east: east!, west: west!, second };
 }
