@@ -3,7 +3,8 @@
 // watch event too large to read is told apart.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { objectOfEventPrefix, reconnectDelay } from './informer.js';
+import { reconnectDelay } from './reflector.js';
+import { objectOfEventPrefix } from './watch-framing.js';
 
 describe('reconnectDelay', () => {
     it('doubles from the initial delay up to the maximum, each within its upper half', () => {

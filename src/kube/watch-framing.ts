@@ -15,6 +15,20 @@ export interface WatchBounds {
 /** How much of a dropped line is kept to tell what it was (its kind and metadata come first). */
 export const OVERSIZED_PREFIX_CHARS = 4096;
 
+const OBJECT_METADATA = /"metadata":\{"name":"((?:[^"\\]|\\.)*)"(?:,"generateName":"(?:[^"\\]|\\.)*")?(?:,"namespace":"((?:[^"\\]|\\.)*)")?/;
+
+/** The namespace/name of the object of a watch event, read from its start (apiservers write metadata's name and namespace first). */
+export function objectOfEventPrefix(prefix: string): { namespace?: string; name: string } | undefined {
+    const m = OBJECT_METADATA.exec(prefix);
+    if (!m) return undefined;
+    const unquote = (text: string) => JSON.parse(`"${text}"`) as string;
+    try {
+        return m[2] === undefined ? { name: unquote(m[1]!) } : { namespace: unquote(m[2]), name: unquote(m[1]!) };
+    } catch {
+        return undefined;
+    }
+}
+
 /**
  * Hands each non-empty line of a streamed body to onLine; resolves at its end, rejects when it
  * fails or onLine throws. Chunks are read as they come (onChunk) and their lines handled after

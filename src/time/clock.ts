@@ -23,3 +23,14 @@ export const backgroundClock: Clock = {
         return () => clearTimeout(timer);
     },
 };
+
+/** Runs `fn` every `ms` on the real clock until the returned function is called (a resync). */
+export function every(fn: () => void, ms: number): () => void {
+    const timer = setInterval(fn, ms);
+    return () => clearInterval(timer);
+}
+
+/** Resolves after `ms` on `clock` (backgroundClock: a wait that alone must not keep the process alive). */
+export function sleep(ms: number, clock: Clock = systemClock): Promise<void> {
+    return new Promise((resolve) => clock.schedule(resolve, ms));
+}
