@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { EXTERNAL_WORKLOADS_LEASE } from '../externalworkloads/controller.js';
 import { KubeRest } from '../kube/rest.js';
-import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services } from '../kube/resources.js';
+import { collectionPath, EndpointSlices, Leases, objectPath, Secrets, Services, ClusterProperties } from '../kube/resources.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG, type KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import { credentialsFromSecret, readLinkCredentials } from '../servicemirror/link/credentials.js';
@@ -49,7 +49,7 @@ import { getIfExists, listAll, readLinks, readMcs } from './read.js';
 import { readGroups } from './workload-group.js';
 import { groupChecks } from '../ops/groups-report.js';
 import { mcsChecks } from '../ops/mcs-report.js';
-import { CLUSTER_ID_PROPERTY, ClusterProperties } from '../servicemirror/mcs/types.js';
+import { CLUSTER_ID_PROPERTY } from '../servicemirror/mcs/types.js';
 
 interface Flags extends OperatorFlags {
     controllerNamespace: string;

@@ -36,7 +36,7 @@ export function boolFlag(text: string): boolean {
 }
 
 /** A number in min..max; `whole`: an integer. */
-function numberFlag(min: number, max: number, whole: boolean) {
+export function numberFlag(min: number, max: number, whole: boolean) {
     return (text: string): number => {
         const n = Number(text);
         if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) throw new InvalidArgumentError(`must be ${whole ? 'an integer' : 'a number'} in ${min}..${max}`);

@@ -5,10 +5,10 @@ import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY } from '../endpointslice/slice.js';
 import type { KubeRest, Query } from '../kube/rest.js';
 import { isNotFound } from '../kube/errors.js';
-import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services } from '../kube/resources.js';
+import { apiVersionOf, collectionPath, EndpointSlices, Events, Links, Services, ServiceExports, ServiceImports } from '../kube/resources.js';
 import { linkReport, type LinkEventObject, type LinkReport } from '../ops/links-report.js';
 import { MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/api/keys.js';
-import { MCS_MANAGED_BY, ServiceExports, ServiceImports, type ServiceExport, type ServiceImport } from '../servicemirror/mcs/types.js';
+import { MCS_MANAGED_BY, type ServiceExport, type ServiceImport } from '../servicemirror/mcs/types.js';
 import { mcsReport, type McsReport } from '../ops/mcs-report.js';
 
 export async function listAll<T>(rest: KubeRest, path: string, query: Query = {}): Promise<T[]> {

@@ -5,11 +5,12 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { KubeRest } from '../kube/rest.js';
 import { SERVICE_MIRROR_LEASE, ServiceMirrorController } from '../servicemirror/controller.js';
 import { DEFAULT_MAX_MIRRORS_PER_LINK } from '../servicemirror/plan/mirror-limit.js';
+import { DEFAULT_MCS_WORKERS } from '../servicemirror/mcs/controller.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { type LabelSelector, parseLabelSelector } from '../servicemirror/api/selector.js';
 import { ALLOW_EXEC_FLAG, ALLOW_INSECURE_TLS_FLAG } from '../kube/untrusted-kubeconfig.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
-import { boolFlag, controllerOptions, durationOption, fail, intFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
+import { boolFlag, controllerOptions, durationOption, fail, intFlag, numberFlag, PROBE_ALLOW_CIDRS_HELP, probeAllowCidrsFlag, probeOverrideFlag, runController, type ControllerFlags } from './common.js';
 
 interface Flags extends ControllerFlags {
     dnsServers?: string[];
@@ -30,7 +31,18 @@ interface Flags extends ControllerFlags {
     allowInsecureRemoteTls: boolean;
     mcs: boolean;
     clusterName?: string;
+    mcsWorkers: number;
+    mcsApiQps: number;
+    mcsApiBurst: number;
 }
+
+// MCS's own share of the client rate limit, apart from --kube-api-qps (the mirror's and the
+// rest's): a burst of exports is 4 writes per import in every cluster, and at the process's 20
+// per second 1 000 exports would take 200 s however fast the apiserver is. The default keeps
+// such a burst bound by the apiserver, not by the limiter (docs/benchmarks.md, mcs-scale), and
+// still caps what one controller can ask of an apiserver others share.
+const DEFAULT_MCS_API_QPS = 100;
+const DEFAULT_MCS_API_BURST = 200;
 
 /** What Linkerd's chart passes its local service mirror (its flag's own default is the bare key). */
 const DEFAULT_LOCAL_FEDERATED_SELECTOR = 'mirror.linkerd.io/federated=member';
@@ -146,6 +158,9 @@ export function serviceMirrorCommand(program: Command): void {
         )
         .option('--mcs [bool]', 'serve the Multi-Cluster Services API (ServiceExport, ServiceImport) whenever its CRDs are installed', boolFlag, true)
         .option('--cluster-name <name>', "this cluster's name in the clusterset (default: the ClusterProperty cluster.clusterset.k8s.io)")
+        .option('--mcs-workers <n>', 'imports each of the two MCS reconcilers converges at once (each with at most one write in flight)', intFlag(1, 1_000), DEFAULT_MCS_WORKERS)
+        .option('--mcs-api-qps <n>', "MCS's own client-side limit of requests per second to this cluster's apiserver, apart from --kube-api-qps (0: none)", numberFlag(0, 10_000, false), DEFAULT_MCS_API_QPS)
+        .option('--mcs-api-burst <n>', 'MCS requests allowed at once above --mcs-api-qps', intFlag(1, 100_000), DEFAULT_MCS_API_BURST)
         .addHelpText('after', HELP)
         .action((flags: Flags) => run(flags).catch(fail));
 }
@@ -168,7 +183,7 @@ async function run(flags: Flags): Promise<void> {
             credentialsPolicy: { allowExec: flags.allowKubeconfigExec, allowInsecureTls: flags.allowInsecureRemoteTls },
             enableHeadlessServices: flags.enableHeadlessServices,
             enableNamespaceCreation: flags.enableNamespaceCreation,
-            mcs: flags.mcs ? { clusterName: flags.clusterName } : undefined,
+            mcs: flags.mcs ? { clusterName: flags.clusterName, workers: flags.mcsWorkers, qps: flags.mcsApiQps, burst: flags.mcsApiBurst } : undefined,
             localFederation: {
                 selector: flags.federatedServiceSelector,
                 excludedLabels: flags.excludedLabels,

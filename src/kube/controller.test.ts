@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { Controller, type ReconcileResult } from './controller.js';
+import { Controller, type ReconcileResult, type Source } from './controller.js';
 import { ApiError, classifyFailure, InvalidError, NotLeaderError, StaleCacheError } from './errors.js';
 import type { EventSink } from './events.js';
-import type { Informer, InformerHandlers } from './informer.js';
+import type { InformerHandlers } from './informer.js';
+import { OwnWrites } from './own-writes.js';
 import { newLogger } from './log.js';
 import { controllerRateLimiter } from './ratelimit.js';
 import type { KubeObject } from './store.js';
@@ -52,9 +53,10 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 /** An informer as far as the runtime uses one: something to register handlers on. */
-function fakeInformer<T extends KubeObject>(): { informer: Informer<T>; handlers: InformerHandlers<T>[] } {
+/** A source whose events the test sends itself, holding `held` (what a term starts from). */
+function fakeInformer<T extends KubeObject>(held: T[] = []): { informer: Source<T>; handlers: InformerHandlers<T>[] } {
     const handlers: InformerHandlers<T>[] = [];
-    return { informer: { on: (h: InformerHandlers<T>) => handlers.push(h) } as unknown as Informer<T>, handlers };
+    return { informer: { on: (h: InformerHandlers<T>) => void handlers.push(h), list: () => held }, handlers };
 }
 
 const conflict = () => new ApiError(409, 'Conflict', 'the object has been modified');
@@ -142,6 +144,49 @@ describe('the reconciler runtime', () => {
         await until(async () => (await result('success')) === 2);
         await controller.stop();
         assert.deepEqual([...runs].sort(), ['new-owner', 'old-owner']);
+    });
+
+    it('starts a term from every key the watched sources hold, without the controller listing them', async () => {
+        const { controller, runs, result } = harness({});
+        const thing = (owner: string): KubeObject => ({ metadata: { namespace: 'default', name: owner, labels: { owner } } });
+        controller.watch(fakeInformer([thing('a'), thing('b')]).informer, (obj) => [obj.metadata!.labels!.owner!]);
+        controller.watch(fakeInformer([thing('b'), thing('c')]).informer, (obj) => [obj.metadata!.labels!.owner!]);
+        controller.start();
+        await until(async () => (await result('success')) === 3);
+        await controller.stop();
+        assert.deepEqual([...runs].sort(), ['a', 'b', 'c']);
+    });
+
+    it('queues an update only when its predicate says it matters, and never the echo of its own write', async () => {
+        const { controller, runs, result } = harness({});
+        const own = new OwnWrites();
+        const { informer, handlers } = fakeInformer<KubeObject>();
+        controller.watch(informer, (obj) => [obj.metadata!.name!], { changed: (old, obj) => old.metadata?.generation !== obj.metadata?.generation, ownWrites: own });
+        const version = (name: string, generation: number, resourceVersion: string): KubeObject => ({ metadata: { namespace: 'ns', name, generation, resourceVersion } });
+        controller.start();
+        handlers[0]!.update!(version('status-only', 1, '1'), version('status-only', 1, '2'));
+        await own.write('ns', 'ours', async () => version('ours', 2, '7'));
+        handlers[0]!.update!(version('ours', 1, '6'), version('ours', 2, '7'));
+        handlers[0]!.update!(version('spec', 1, '1'), version('spec', 2, '2'));
+        await until(async () => (await result('success')) === 1);
+        await controller.stop();
+        assert.deepEqual([...runs], ['spec']);
+    });
+
+    it('resyncs the keys a change of a resync source selects, and only while leading', async () => {
+        const { controller, runs, result } = harness({});
+        const thing = (ns: string, name: string): KubeObject => ({ metadata: { namespace: ns, name } });
+        controller.watch(fakeInformer([thing('a', 'x'), thing('b', 'y')]).informer, (obj) => [`${obj.metadata!.namespace}/${obj.metadata!.name}`]);
+        const namespaces = fakeInformer<KubeObject>();
+        controller.resyncOn(namespaces.informer, (ns, key) => key.startsWith(`${ns.metadata!.name}/`));
+        namespaces.handlers[0]!.add!({ metadata: { name: 'a' } });
+        assert.equal(runs.length, 0, 'nothing queued while not leading');
+        controller.start([]);
+        await until(async () => (await result('success')) === 2);
+        namespaces.handlers[0]!.add!({ metadata: { name: 'b' } });
+        await until(async () => (await result('success')) === 3);
+        await controller.stop();
+        assert.deepEqual(runs.slice(2), ['b/y']);
     });
 
     it('classifies failures by what a retry can do', () => {

@@ -15,9 +15,10 @@
 // It must not know what a key means: keys are opaque strings to it.
 import { classifyFailure, invalidReason } from './errors.js';
 import type { EventSink } from './events.js';
-import type { Informer, InformerHandlers } from './informer.js';
+import { Informer, type InformerHandlers } from './informer.js';
 import { LeaderQueue } from './leader-queue.js';
 import type { Logger } from './log.js';
+import type { OwnWrites, Written } from './own-writes.js';
 import type { RateLimiter } from './ratelimit.js';
 import type { KubeObject } from './store.js';
 import type { ReconcileOutcome, WorkQueueMetrics } from './workqueue-metrics.js';
@@ -47,18 +48,39 @@ export interface ControllerOptions<K extends string> {
     maxRetries?: number;
 }
 
-export interface WatchOptions {
+/**
+ * What a controller watches: an informer, or any other cache that tells its changes (a remote
+ * cluster's, as controller-runtime's raw sources). `list` is what it holds now: replayed through
+ * the watch's keysOf at the start of each term and at every resync.
+ */
+export interface Source<T> {
+    on(handlers: InformerHandlers<T>): void;
+    list(): Iterable<T>;
+}
+
+export interface WatchOptions<T> {
     /**
      * Changes within this window of the key's last run share its next run (WorkQueue.addCoalesced);
      * the first change to a quiet key runs at once. 0: every change is queued at once.
      */
     coalesceMs?: number;
+    /** Whether an update matters to this controller (a named spec-changed predicate); default: every update. */
+    changed?: (old: T, obj: T) => boolean;
+    /** The controller's own writes of this kind: their echoes queue nothing (own-writes.ts). */
+    ownWrites?: OwnWrites;
+}
+
+function asSource<T>(source: Informer<T & KubeObject> | Source<T>): Source<T> {
+    if (!(source instanceof Informer)) return source;
+    return { on: (handlers) => source.on(handlers as InformerHandlers<T & KubeObject>), list: () => source.store.list() };
 }
 
 export class Controller<K extends string> {
     private readonly queue: LeaderQueue<K>;
     /** Keys whose last run ended in a conflict: the next conflict in a row backs off. */
     private readonly conflicted = new Set<K>();
+    /** Every key the watched sources map their contents to now, one function per watch. */
+    private readonly replays: (() => Iterable<K>)[] = [];
 
     constructor(private readonly opts: ControllerOptions<K>) {
         this.queue = new LeaderQueue<K>({
@@ -76,10 +98,14 @@ export class Controller<K extends string> {
     /**
      * Queues the keys an object maps to on every add, update (the old object's keys and the
      * new one's: a change may move it from some keys to others) and delete. Not leading,
-     * nothing is computed: the next term starts from every key anyway.
+     * nothing is computed: the next term starts from every key the sources map to.
      */
-    watch<T extends KubeObject>(informer: Informer<T>, keysOf: (obj: T) => Iterable<K>, options: WatchOptions = {}): void {
+    watch<T extends KubeObject>(from: Informer<T>, keysOf: (obj: T) => Iterable<K>, options?: WatchOptions<T>): void;
+    watch<T>(from: Source<T>, keysOf: (obj: T) => Iterable<K>, options?: WatchOptions<T>): void;
+    watch<T>(from: Informer<T & KubeObject> | Source<T>, keysOf: (obj: T) => Iterable<K>, options: WatchOptions<T> = {}): void {
+        const source = asSource<T>(from);
         const coalesceMs = options.coalesceMs ?? 0;
+        const own = options.ownWrites;
         const enqueue = (...objects: T[]) => {
             if (!this.queue.active) return;
             const keys = new Set<K>();
@@ -89,8 +115,49 @@ export class Controller<K extends string> {
                 else this.queue.add(key);
             }
         };
-        const handlers: InformerHandlers<T> = { add: (obj) => enqueue(obj), update: (old, obj) => enqueue(old, obj), delete: (obj) => enqueue(obj) };
-        informer.on(handlers);
+        const changed = (old: T, obj: T) => {
+            if (!options.changed || options.changed(old, obj)) enqueue(old, obj);
+        };
+        source.on({
+            add: (obj) => (own ? own.seen(obj as Written, () => enqueue(obj)) : enqueue(obj)),
+            update: (old, obj) => (own ? own.seen(obj as Written, () => changed(old, obj)) : changed(old, obj)),
+            delete: (obj) => {
+                own?.forget(obj as Written);
+                enqueue(obj);
+            },
+        });
+        this.replays.push(function* () {
+            for (const obj of source.list()) yield* keysOf(obj);
+        });
+    }
+
+    /**
+     * Any change of `source` queues every key the watched sources map to now, or those `which`
+     * keeps for that change: for what is no key's object but changes many (a remote cluster
+     * became readable, a namespace appeared, the cluster got its name).
+     */
+    resyncOn<T extends KubeObject>(from: Informer<T>, which?: (obj: T, key: K) => boolean): void;
+    resyncOn<T>(from: Source<T>, which?: (obj: T, key: K) => boolean): void;
+    resyncOn<T>(from: Informer<T & KubeObject> | Source<T>, which?: (obj: T, key: K) => boolean): void {
+        const resync = (obj: T) => this.resync(which && ((key) => which(obj, key)));
+        asSource<T>(from).on({ add: resync, update: (_, obj) => resync(obj), delete: resync });
+    }
+
+    /** Every key the watched sources map to now (the start of a term, a resync). */
+    private replayed(): Set<K> {
+        const keys = new Set<K>();
+        for (const replay of this.replays) for (const key of replay()) keys.add(key);
+        return keys;
+    }
+
+    /**
+     * Queues every key the sources map to now, or those `which` keeps: for what changes many
+     * keys at once and is no object of a source (a remote cluster became readable, a namespace
+     * appeared). Not leading, nothing.
+     */
+    resync(which?: (key: K) => boolean): void {
+        if (!this.queue.active) return;
+        for (const key of this.replayed()) if (!which || which(key)) this.queue.add(key);
     }
 
     add(key: K): void {
@@ -106,10 +173,10 @@ export class Controller<K extends string> {
         this.queue.addAfter(key, delayMs);
     }
 
-    /** A leadership term begins: every key of `keys` is reconciled. */
-    start(keys: Iterable<K>): void {
+    /** A leadership term begins: every key of `keys` and every key the watched sources map to is reconciled. */
+    start(keys: Iterable<K> = []): void {
         this.conflicted.clear();
-        this.queue.start(keys);
+        this.queue.start(new Set([...keys, ...this.replayed()]));
     }
 
     /** The term ends: no new work, and the keys in hand finish. */

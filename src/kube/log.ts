@@ -47,3 +47,11 @@ export function newLogger(level = process.env.LOG_LEVEL ?? 'info', destination?:
 export function logFn(logger: Logger): LogFn {
     return (level, msg, fields) => logger[level](fields ?? {}, msg);
 }
+
+/**
+ * The log of an informer of an optional API: its CRD missing is how a cluster without that API
+ * looks, said at info level, not as an error.
+ */
+export function optionalApiLog(log: LogFn): LogFn {
+    return (level, msg, fields) => log(level === 'error' && fields?.crd !== undefined ? 'info' : level, msg, fields);
+}

@@ -75,3 +75,25 @@ export function objectPath(rt: ResourceType, namespace: string | undefined, name
     const path = `${collectionPath(rt, namespace)}/${encodeURIComponent(name)}`;
     return subresource ? `${path}/${subresource}` : path;
 }
+
+/** The Multi-Cluster Services API (KEP-1645, sigs.k8s.io/mcs-api v0.5.2): servicemirror/mcs/. */
+export const ServiceExports: ResourceType = {
+    group: 'multicluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'serviceexports',
+    kind: 'ServiceExport',
+    namespaced: true,
+    crd: { name: 'serviceexports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceexports.yaml' },
+};
+
+export const ServiceImports: ResourceType = {
+    group: 'multicluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'serviceimports',
+    kind: 'ServiceImport',
+    namespaced: true,
+    crd: { name: 'serviceimports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceimports.yaml' },
+};
+
+/** KEP-2149's About API: the cluster-scoped ClusterProperty whose value is a cluster's name. */
+export const ClusterProperties: ResourceType = { group: 'about.k8s.io', version: 'v1alpha1', plural: 'clusterproperties', kind: 'ClusterProperty', namespaced: false };

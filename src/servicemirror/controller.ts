@@ -30,7 +30,8 @@ import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, namesLink, MIRRORED_SERVICE_LABEL } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
-import { McsController, type McsLinkMember } from './mcs/controller.js';
+import { ClusterSet } from './mcs/clusterset.js';
+import { McsController } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
@@ -78,7 +79,14 @@ export interface ServiceMirrorOptions extends ControllerDeps {
      * The Multi-Cluster Services API (mcs/): served whenever its CRDs are installed, unless this
      * is absent (--mcs=false). `clusterName` is --cluster-name; without it the ClusterProperty names us.
      */
-    mcs?: { clusterName?: string; membershipPollMs?: number };
+    mcs?: {
+        clusterName?: string;
+        /** Imports each of MCS's reconcilers converges at once (--mcs-workers). */
+        workers?: number;
+        /** MCS's own client rate limit (--mcs-api-qps, --mcs-api-burst), apart from the process's; qps 0: none. */
+        qps?: number;
+        burst?: number;
+    };
 }
 
 type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName?: unknown; clusterCredentialsSecret?: unknown } };
@@ -98,6 +106,8 @@ export class ServiceMirrorController implements Runnable {
     readonly optionalInformers: Informer<KubeObject>[];
     /** The MCS controller, unless --mcs=false. */
     readonly mcs: McsController | undefined;
+    /** The clusters the Links point at, as MCS reads them (unless --mcs=false). */
+    private readonly clusterSet: ClusterSet | undefined;
     readonly metrics: ServiceMirrorMetrics;
     readonly policy: DnsPolicy;
     private readonly mirrors: MirrorSync;
@@ -166,20 +176,27 @@ export class ServiceMirrorController implements Runnable {
                   })
                 : undefined;
         this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets, ...(this.localMembers ? [this.localMembers] : [])];
-        this.mcs = opts.mcs
-            ? new McsController({
-                  rest: opts.rest,
-                  logger: this.log,
-                  events: opts.events,
-                  isLeader: opts.isLeader,
-                  queueMetrics: opts.queueMetrics,
-                  clusterName: opts.mcs.clusterName,
-                  linkMembers: () => this.mcsMembers(),
-                  maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
-                  resyncMs: opts.resyncMs,
-                  membershipPollMs: opts.mcs.membershipPollMs,
-              })
+        const mcs = opts.mcs;
+        this.clusterSet = mcs
+            ? new ClusterSet(() => this.links.store.list().map((obj) => ({ link: obj.metadata!.name!, cluster: typeof obj.spec?.targetClusterName === 'string' ? obj.spec.targetClusterName : '' })))
             : undefined;
+        this.mcs =
+            mcs && this.clusterSet
+                ? new McsController({
+                      // Its own share of the client rate limit: a burst of exports is not held to the mirror's.
+                      rest: mcs.qps === undefined ? opts.rest : opts.rest.fork({ qps: mcs.qps, burst: mcs.burst }),
+                      logger: this.log,
+                      events: opts.events,
+                      isLeader: opts.isLeader,
+                      queueMetrics: opts.queueMetrics,
+                      clusterName: mcs.clusterName,
+                      clusterSet: this.clusterSet,
+                      namespaces: this.namespaces,
+                      maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
+                      workers: mcs.workers,
+                      resyncMs: opts.resyncMs,
+                  })
+                : undefined;
         this.optionalInformers = this.mcs?.informers ?? [];
         this.mirrors = new MirrorSync({
             rest: opts.rest,
@@ -223,7 +240,10 @@ export class ServiceMirrorController implements Runnable {
     }
 
     private registerHandlers(): void {
-        const queueLink = (obj: KubeObject) => this.queue.add(obj.metadata!.name!);
+        const queueLink = (obj: KubeObject) => {
+            this.queue.add(obj.metadata!.name!);
+            this.clusterSet?.membershipChanged();
+        };
         this.links.on({
             add: queueLink,
             // Status writes (ours included) come back as updates: only a spec change matters.
@@ -256,23 +276,8 @@ export class ServiceMirrorController implements Runnable {
         this.namespaces.on({
             add: (ns) => {
                 this.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!));
-                this.mcs?.namespaceAdded(ns.metadata!.name!);
             },
         });
-    }
-
-    /** The clusters the Links point at, each with its remote once MCS can read it. */
-    private mcsMembers(): McsLinkMember[] {
-        const members = new Map<string, McsLinkMember>();
-        for (const obj of this.links.store.list()) {
-            const cluster = obj.spec?.targetClusterName;
-            if (typeof cluster !== 'string' || cluster === '') continue;
-            const controller = this.controllers.get(obj.metadata!.name!);
-            const remote = controller?.servedCluster === cluster ? controller.mcsRemote : undefined;
-            // Two Links naming one cluster: the one being served speaks for it.
-            if (!members.get(cluster)?.remote) members.set(cluster, { cluster, remote });
-        }
-        return [...members.values()];
     }
 
     private servingCluster(cluster: string): LinkController | undefined {
@@ -388,7 +393,7 @@ export class ServiceMirrorController implements Runnable {
             statusDelayMs: opts.statusDelayMs ?? 500,
             workers: opts.workers ?? 2,
             federation: this.federation,
-            mcs: this.mcs,
+            clusterSet: this.clusterSet,
             gatewayMemory: this.gatewayMemory.get(name),
         });
     }

@@ -3,6 +3,7 @@
 // during each of them is mcs-restart.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { objectPath, ServiceImports } from '../../src/kube/resources.js';
 import { derivedServiceName } from '../../src/servicemirror/mcs/types.js';
 import type { McsReport } from '../../src/ops/mcs-report.js';
 import { eventually } from '../../src/testing/harness.js';
@@ -58,7 +59,8 @@ describe('MCS across two linked clusters', () => {
             assert.deepEqual(si.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
             assert.deepEqual(si.status?.clusters, [{ cluster: 'east' }]);
             assert.equal(derived?.spec?.selector, undefined);
-            assert.deepEqual(derived?.metadata?.ownerReferences?.map((r) => r.uid), [si.metadata?.uid]);
+            // Not owned by the import: an import deleted while exported comes back with the same ClusterSetIP.
+            assert.equal(derived?.metadata?.ownerReferences, undefined);
         }
         // east's own endpoints in east; east's gateway (west's Link to east) in west.
         await endpointsBecome(east, ns, 'hello', ['east 10.1.0.1:8080 ready', 'east 10.1.0.2:8080 ready']);
@@ -71,6 +73,11 @@ describe('MCS across two linked clusters', () => {
         await eventually('east says the export is valid and ready', async () => (await exportCondition(east, ns, 'hello', 'Ready'))?.status === 'True');
         assert.equal((await exportCondition(east, ns, 'hello', 'Valid'))?.status, 'True');
         assert.equal((await exportCondition(east, ns, 'hello', 'Conflict'))?.status, 'False');
+
+        const before = (await getImport(west, ns, 'hello'))!;
+        await west.cluster.admin.delete(objectPath(ServiceImports, ns, 'hello'));
+        await imported(west, ns, 'hello', (si) => si.metadata?.uid !== before.metadata?.uid && (si.spec?.ips?.length ?? 0) > 0, 'the import deleted by hand made again');
+        assert.deepEqual((await getImport(west, ns, 'hello'))!.spec?.ips, before.spec?.ips, 'the same ClusterSetIP');
     });
 
     it('an ExternalName Service is not valid and imports nothing', async () => {

@@ -4,17 +4,17 @@
 import type { KubeConfig } from '../../kube/kubeconfig.js';
 import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import { Informer } from '../../kube/informer.js';
-import type { LogFn } from '../../kube/log.js';
+import { optionalApiLog, type LogFn } from '../../kube/log.js';
 import { KubeRest } from '../../kube/rest.js';
-import { EndpointSlices, Services } from '../../kube/resources.js';
+import { EndpointSlices, Services, ServiceExports } from '../../kube/resources.js';
 import { SharedValues } from '../../kube/shared-values.js';
 import { sameButResourceVersion } from '../../kube/store.js';
 import { compactRemoteSlice, compactService, type CompactRemoteSlice, type CompactService } from '../cache/compact.js';
 import { STRICT_POLICY, type KubeconfigPolicy } from '../../kube/untrusted-kubeconfig.js';
 import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from '../api/link.js';
-import { compactExport } from '../mcs/cache.js';
-import { optionalApiLog, ServiceExports, type ServiceExport } from '../mcs/types.js';
+import { compactExport, exportSpecChanged } from '../mcs/cache.js';
+import type { ServiceExport } from '../mcs/types.js';
 
 /**
  * The largest remote Service or EndpointSlice cached, in characters of its JSON (bytes, for
@@ -171,7 +171,8 @@ export class RemoteWatch {
         };
         this.slices.on({ add: slice, update: (_, s) => slice(s), delete: slice });
         const exported = (e: ServiceExport) => this.hooks.exportChanged?.(e.metadata!.namespace!, e.metadata!.name!);
-        this.exports?.on({ add: exported, update: (_, e) => exported(e), delete: exported });
+        // Another cluster's conditions on its own export are nothing MCS here reads.
+        this.exports?.on({ add: exported, update: (old, e) => exportSpecChanged(old, e) && exported(e), delete: exported });
     }
 
     async stop(): Promise<void> {

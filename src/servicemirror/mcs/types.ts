@@ -3,42 +3,31 @@
 // fixes, and the names and keys that are ours (the derived Service, our bookkeeping label).
 import { createHash } from 'node:crypto';
 import type { V1Condition, V1EndpointSlice, V1Service, V1SessionAffinityConfig } from '@kubernetes/client-node';
-import type { LogFn } from '../../kube/log.js';
-import type { ResourceType } from '../../kube/resources.js';
-import type { KubeObject } from '../../kube/store.js';
 import type { GatewayAddress } from '../plan/endpoints.js';
 import type { Link } from '../api/link.js';
 
 export const MCS_GROUP = 'multicluster.x-k8s.io';
 
-export const ServiceExports: ResourceType = {
-    group: MCS_GROUP,
-    version: 'v1beta1',
-    plural: 'serviceexports',
-    kind: 'ServiceExport',
-    namespaced: true,
-    crd: { name: 'serviceexports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceexports.yaml' },
-};
-
-export const ServiceImports: ResourceType = {
-    group: MCS_GROUP,
-    version: 'v1beta1',
-    plural: 'serviceimports',
-    kind: 'ServiceImport',
-    namespaced: true,
-    crd: { name: 'serviceimports.multicluster.x-k8s.io', file: 'charts/mesh-endpoints/files/mcs-crds/multicluster.x-k8s.io_serviceimports.yaml' },
-};
-
-/**
- * The log of an informer of an optional API: its CRD missing is how a cluster without MCS looks,
- * said at info level, not as an error.
- */
-export function optionalApiLog(log: LogFn): LogFn {
-    return (level, msg, fields) => log(level === 'error' && fields?.crd !== undefined ? 'info' : level, msg, fields);
+/** An object's metadata as the plans read it: structurally a cached object's (kube/store.ts), which pure code does not import. */
+interface Metadata {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: unknown;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [key: string]: unknown;
 }
 
-/** KEP-2149's About API: the cluster-scoped ClusterProperty whose value is this cluster's name. */
-export const ClusterProperties: ResourceType = { group: 'about.k8s.io', version: 'v1alpha1', plural: 'clusterproperties', kind: 'ClusterProperty', namespaced: false };
+interface McsObject {
+    apiVersion?: string;
+    kind?: string;
+    metadata?: Metadata;
+}
+
+/** KEP-2149's About API: the ClusterProperty whose value is this cluster's name (kube/resources.ts: ClusterProperties). */
 export const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
 
 /** On MCS EndpointSlices (the KEP's names). */
@@ -58,7 +47,7 @@ export const CONDITION_VALID = 'Valid';
 export const CONDITION_READY = 'Ready';
 export const CONDITION_CONFLICT = 'Conflict';
 
-export interface ServiceExport extends KubeObject {
+export interface ServiceExport extends McsObject {
     spec?: { exportedLabels?: Record<string, string>; exportedAnnotations?: Record<string, string> };
     status?: { conditions?: V1Condition[] };
 }
@@ -86,7 +75,7 @@ export interface ServiceImportStatus {
     conditions?: V1Condition[];
 }
 
-export interface ServiceImport extends KubeObject {
+export interface ServiceImport extends McsObject {
     spec?: ServiceImportSpec;
     status?: ServiceImportStatus;
 }

@@ -4,7 +4,10 @@ import type { DiscoveryV1EndpointPort, V1EndpointSlice, V1Service, V1ServicePort
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import { REMOTE_GATEWAY_IDENTITY_ANNOTATION, REMOTE_SVC_FQ_NAME_ANNOTATION } from '../api/keys.js';
 import { testLink } from '../api/testkit.js';
-import { conditionsChanged, planImport, type ImportPlan, type ImportPlanInput } from './plan.js';
+import { writesPlan } from '../../endpointslice/reconciler.js';
+import type { SlicePlan } from '../../endpointslice/types.js';
+import { planDerived, planDerivedSlices, type DerivedPlan, type DerivedPlanInput } from './plan-derived.js';
+import { conditionsChanged, planImport, type ImportPlan as ImportOnlyPlan, type ImportPlanInput as ImportOnlyInput } from './plan-import.js';
 import { derivedServiceName, LABEL_MCS_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_MANAGED_BY, MCS_OWNED_LABEL, type MemberCluster, type ServiceExport, type ServiceImport } from './types.js';
 
 const NS = 'shop';
@@ -60,6 +63,24 @@ function remote(exp?: ServiceExport, svc: V1Service | undefined = service(), ext
     };
 }
 
+// Both plans from one state, as the two reconcilers make them from one cache: the import's, and
+// the derived Service's with its slices (planned against the derived Service as it is; one made
+// now gets its slices in the next pass).
+type ImportPlanInput = ImportOnlyInput & DerivedPlanInput;
+type ImportPlan = ImportOnlyPlan & { derived: DerivedPlan['derived']; slices: SlicePlan };
+
+function planBoth(i: ImportPlanInput): ImportPlan {
+    const derived = planDerived(i);
+    const slices = writesPlan({ deletes: derived.deletes });
+    if (derived.endpoints && i.derived && derived.derived.action !== 'create') {
+        const planned = planDerivedSlices(i, i.derived, derived.endpoints);
+        slices.creates.push(...planned.creates);
+        slices.updates.push(...planned.updates);
+        slices.deletes.push(...planned.deletes);
+    }
+    return { ...planImport(i), derived: derived.derived, slices };
+}
+
 function input(members: MemberCluster[], rest: Partial<ImportPlanInput> = {}): ImportPlanInput {
     return { namespace: NS, name: NAME, members, slices: [], now: NOW, maxEndpointsPerSlice: 100, ...rest };
 }
@@ -97,7 +118,7 @@ function applied(plan: ImportPlan, state: Partial<ImportPlanInput>): Partial<Imp
 function converge(members: MemberCluster[], start: Partial<ImportPlanInput> = {}): { plan: ImportPlan; state: Partial<ImportPlanInput>; passes: number } {
     let state = start;
     for (let pass = 1; pass <= 5; pass++) {
-        const plan = planImport(input(members, state));
+        const plan = planBoth(input(members, state));
         const writes = plan.import.action !== 'none' || plan.derived.action !== 'none' || plan.importStatus || plan.slices.creates.length + plan.slices.updates.length + plan.slices.deletes.length > 0;
         if (!writes) return { plan, state, passes: pass };
         state = applied(plan, state);
@@ -107,37 +128,52 @@ function converge(members: MemberCluster[], start: Partial<ImportPlanInput> = {}
 
 const condition = (plan: ImportPlan, cluster: string, type: string) => plan.exportConditions.get(cluster)?.find((c) => c.type === type);
 
-describe('planImport: one exporting cluster', () => {
-    it('creates the ServiceImport first, without ips, and says the export is valid but pending', () => {
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z')), remote()]));
+describe('planImport and planDerived: one exporting cluster', () => {
+    it('creates the derived Service first, with no selector, the import ports and no owner, and no ServiceImport yet', () => {
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z')), remote()]));
+        assert.equal(plan.derived.action, 'create');
+        const svc = (plan.derived as { object: V1Service }).object;
+        assert.equal(svc.metadata?.name, DERIVED);
+        assert.match(DERIVED, /^derived-[0-9a-f]{10}$/);
+        assert.equal(svc.spec?.selector, undefined);
+        assert.equal(svc.metadata?.ownerReferences, undefined);
+        assert.deepEqual(svc.spec?.ports?.map((p) => [p.name, p.port, p.protocol]), [['tcp', 42, 'TCP'], ['udp', 42, 'UDP']]);
+        assert.equal(plan.import.action, 'none');
+        // The export's conditions wait for the import too: written once, not Pending then Ready.
+        assert.equal(plan.exportConditions.size, 0);
+    });
+
+    it('then the ServiceImport, with its ips complete, its status and the export Ready, all at once', () => {
+        const first = planBoth(input([local(exported('2026-01-01T00:00:00Z'))]));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], applied(first, {})));
         assert.equal(plan.import.action, 'create');
         const si = (plan.import as { object: ServiceImport }).object;
         assert.equal(si.spec?.type, 'ClusterSetIP');
-        assert.equal(si.spec?.ips, undefined);
+        assert.deepEqual(si.spec?.ips, ['10.96.0.7']);
         assert.deepEqual(si.spec?.ports, [
             { name: 'tcp', port: 42, protocol: 'TCP' },
             { name: 'udp', port: 42, protocol: 'UDP' },
         ]);
         assert.equal(si.spec?.sessionAffinity, 'ClientIP');
         assert.deepEqual(si.spec?.sessionAffinityConfig, { clientIP: { timeoutSeconds: 10 } });
-        assert.equal(plan.derived.action, 'none');
+        assert.deepEqual(plan.importStatus?.clusters, [{ cluster: 'east' }]);
         assert.equal(condition(plan, 'east', 'Valid')?.status, 'True');
         assert.equal(condition(plan, 'east', 'Conflict')?.status, 'False');
-        assert.equal(condition(plan, 'east', 'Ready')?.reason, 'Pending');
+        assert.equal(condition(plan, 'east', 'Ready')?.status, 'True');
         assert.equal(condition(plan, 'east', 'Valid')?.lastTransitionTime, NOW);
+        assert.equal(plan.slices.creates.length, 1, 'the slices of the derived Service as created');
     });
 
-    it('then the derived Service, owned by the import, with no selector and the import ports', () => {
-        const first = planImport(input([local(exported('2026-01-01T00:00:00Z'))]));
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], applied(first, {})));
-        assert.equal(plan.derived.action, 'create');
-        const svc = (plan.derived as { object: V1Service }).object;
-        assert.equal(svc.metadata?.name, DERIVED);
-        assert.match(DERIVED, /^derived-[0-9a-f]{10}$/);
-        assert.equal(svc.spec?.selector, undefined);
-        assert.deepEqual(svc.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['ServiceImport', NAME, 'si-uid']]);
-        assert.deepEqual(svc.spec?.ports?.map((p) => [p.name, p.port, p.protocol]), [['tcp', 42, 'TCP'], ['udp', 42, 'UDP']]);
-        assert.deepEqual(plan.importStatus?.clusters, [{ cluster: 'east' }]);
+    it('takes 4 writes in all: the derived Service, the import, its status, one slice', () => {
+        let state: Partial<ImportPlanInput> = {};
+        let writes = 0;
+        for (let pass = 0; pass < 4; pass++) {
+            const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], state));
+            writes += [plan.derived.action !== 'none', plan.import.action !== 'none', plan.importStatus !== undefined].filter(Boolean).length;
+            writes += plan.slices.creates.length + plan.slices.updates.length + plan.slices.deletes.length;
+            state = applied(plan, state);
+        }
+        assert.equal(writes, 4);
     });
 
     it('ends with the ClusterIP in ips, one slice set per source cluster, and then writes nothing', () => {
@@ -170,11 +206,12 @@ describe('planImport: one exporting cluster', () => {
     it('keeps a condition transition time while its status holds', () => {
         const exp = exported('2026-01-01T00:00:00Z');
         exp.status = { conditions: [{ type: 'Valid', status: 'True', reason: 'Valid', message: 'm', lastTransitionTime: '2026-01-01T00:00:01Z' as unknown as Date }] };
-        const plan = planImport(input([local(exp)]));
+        const derivedMade = applied(planBoth(input([local(exp)])), {});
+        const plan = planBoth(input([local(exp)], derivedMade));
         assert.equal(condition(plan, 'east', 'Valid')?.lastTransitionTime, '2026-01-01T00:00:01Z');
         assert.equal(conditionsChanged(exp, plan.exportConditions.get('east')!), true);
         const again = { ...exp, status: { conditions: plan.exportConditions.get('east')! } };
-        assert.equal(conditionsChanged(again, planImport(input([local(again)])).exportConditions.get('east')!), false);
+        assert.equal(conditionsChanged(again, planBoth(input([local(again)], derivedMade)).exportConditions.get('east')!), false);
     });
 
     it('carries only the exported labels and annotations of the ServiceExport, not the Service\'s', () => {
@@ -219,22 +256,22 @@ describe('planImport: one exporting cluster', () => {
     });
 });
 
-describe('planImport: invalid exports', () => {
+describe('planImport and planDerived: invalid exports', () => {
     it('an ExternalName Service: Valid=False InvalidServiceType, and no ServiceImport', () => {
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'), service({ type: 'ExternalName', externalName: 'example.com', clusterIP: undefined }))]));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'), service({ type: 'ExternalName', externalName: 'example.com', clusterIP: undefined }))]));
         assert.equal(plan.import.action, 'none');
         assert.deepEqual([condition(plan, 'east', 'Valid')?.status, condition(plan, 'east', 'Valid')?.reason], ['False', 'InvalidServiceType']);
         assert.deepEqual(plan.exporters, []);
     });
 
     it('a missing Service: Valid=False NoService', () => {
-        const plan = planImport(input([{ ...local(exported('2026-01-01T00:00:00Z')), service: undefined }]));
+        const plan = planBoth(input([{ ...local(exported('2026-01-01T00:00:00Z')), service: undefined }]));
         assert.equal(condition(plan, 'east', 'Valid')?.reason, 'NoService');
         assert.equal(plan.import.action, 'none');
     });
 });
 
-describe('planImport: conflicts (the oldest export wins)', () => {
+describe('planImport and planDerived: conflicts (the oldest export wins)', () => {
     const older = '2026-01-01T00:00:00Z';
     const newer = '2026-01-01T00:00:05Z';
 
@@ -302,7 +339,7 @@ describe('planImport: conflicts (the oldest export wins)', () => {
     });
 });
 
-describe('planImport: a member\'s endpoints carry only the ports the import has (StrictPortConflict)', () => {
+describe('planImport and planDerived: a member\'s endpoints carry only the ports the import has (StrictPortConflict)', () => {
     const older = '2026-01-01T00:00:00Z';
     const newer = '2026-01-01T00:00:05Z';
     type Port = V1ServicePort;
@@ -413,7 +450,7 @@ describe('planImport: a member\'s endpoints carry only the ports the import has 
     });
 });
 
-describe('planImport: unexport, leaving, restarts', () => {
+describe('planImport and planDerived: unexport, leaving, restarts', () => {
     const members = () => [local(exported('2026-01-01T00:00:00Z')), remote(exported('2026-01-02T00:00:00Z'))];
 
     it('unexported in one cluster: its slices go, the import stays', () => {
@@ -426,7 +463,7 @@ describe('planImport: unexport, leaving, restarts', () => {
 
     it('unexported everywhere: the import, the derived Service and every slice are deleted', () => {
         const { state } = converge(members());
-        const plan = planImport(input([local(undefined), remote(undefined)], state));
+        const plan = planBoth(input([local(undefined), remote(undefined)], state));
         assert.equal(plan.import.action, 'delete');
         assert.equal(plan.derived.action, 'delete');
         assert.equal(plan.slices.deletes.length, state.slices!.length);
@@ -434,14 +471,14 @@ describe('planImport: unexport, leaving, restarts', () => {
 
     it('a cluster that left the set (its Link deleted): its slices are deleted', () => {
         const { state } = converge(members());
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], state));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], state));
         assert.deepEqual(plan.slices.deletes.map((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER]), ['west']);
         assert.deepEqual(plan.importStatus?.clusters, [{ cluster: 'east' }]);
     });
 
     it('a cluster still being read (a restart) keeps its slices and its place in the import', () => {
         const { state } = converge(members());
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z')), remote(undefined, undefined, { known: false })], state));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z')), remote(undefined, undefined, { known: false })], state));
         assert.deepEqual(plan.slices.deletes, []);
         assert.equal(plan.importStatus, undefined);
         assert.equal(plan.import.action, 'none');
@@ -451,7 +488,7 @@ describe('planImport: unexport, leaving, restarts', () => {
         const members = [local(exported('2026-01-01T00:00:00Z')), remote(exported('2026-01-02T00:00:00Z'), service({ clusterIP: 'None' }))];
         const { state } = converge(members);
         assert.equal(state.existingImport?.spec?.type, 'ClusterSetIP');
-        const plan = planImport(input([{ ...local(undefined), known: false }, members[1]!], state));
+        const plan = planBoth(input([{ ...local(undefined), known: false }, members[1]!], state));
         assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'none');
         assert.equal(plan.importStatus, undefined);
@@ -461,7 +498,7 @@ describe('planImport: unexport, leaving, restarts', () => {
 
     it('only unknown clusters export it: nothing is deleted', () => {
         const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
-        const plan = planImport(input([local(undefined), remote(undefined, undefined, { known: false })], state));
+        const plan = planBoth(input([local(undefined), remote(undefined, undefined, { known: false })], state));
         assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'none');
         assert.deepEqual(plan.slices.deletes, []);
@@ -470,17 +507,17 @@ describe('planImport: unexport, leaving, restarts', () => {
     it('an import whose status was never written (its writer killed after the create) waits for the unknown clusters', () => {
         const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
         const created = { ...state, existingImport: { ...state.existingImport!, status: undefined } };
-        const plan = planImport(input([local(undefined), remote(undefined, undefined, { known: false })], created));
+        const plan = planBoth(input([local(undefined), remote(undefined, undefined, { known: false })], created));
         assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'none');
         assert.deepEqual(plan.slices.deletes, []);
         // Once the cluster can be read and exports nothing, the import goes.
-        assert.equal(planImport(input([local(undefined), remote(undefined)], created)).import.action, 'delete');
+        assert.equal(planBoth(input([local(undefined), remote(undefined)], created)).import.action, 'delete');
     });
 
         it('planning again from what was written writes nothing (a restarted process)', () => {
         const { state } = converge(members());
-        const plan = planImport(input(members(), state));
+        const plan = planBoth(input(members(), state));
         assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'none');
         assert.deepEqual([plan.slices.creates.length, plan.slices.updates.length, plan.slices.deletes.length], [0, 0, 0]);
@@ -488,8 +525,9 @@ describe('planImport: unexport, leaving, restarts', () => {
 
     it('the winner turning headless: the derived Service is made anew', () => {
         const { state } = converge([local(exported('2026-01-01T00:00:00Z'))]);
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))], state));
-        assert.equal(plan.import.action, 'update');
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))], state));
+        // The import keeps its spec until the new derived Service exists (then one update).
+        assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'delete');
         const { state: after } = converge([local(exported('2026-01-01T00:00:00Z'), service({ clusterIP: 'None' }))], state);
         assert.equal(after.derived?.spec?.clusterIP, 'None');
@@ -497,23 +535,23 @@ describe('planImport: unexport, leaving, restarts', () => {
     });
 });
 
-describe('planImport: never adopts what it did not create', () => {
+describe('planImport and planDerived: never adopts what it did not create', () => {
     it('a ServiceImport without our label is left alone and reported', () => {
         const foreign: ServiceImport = { metadata: { name: NAME, namespace: NS, uid: 'x' }, spec: { type: 'ClusterSetIP', ports: [] } };
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], { existingImport: foreign }));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], { existingImport: foreign }));
         assert.equal(plan.import.action, 'none');
         assert.equal(plan.derived.action, 'none');
         assert.match(plan.problems.join(), /not created by mesh-endpoints/);
-        const gone = planImport(input([local(undefined)], { existingImport: foreign }));
+        const gone = planBoth(input([local(undefined)], { existingImport: foreign }));
         assert.equal(gone.import.action, 'none');
     });
 
     it('a user Service with the derived name is neither updated nor deleted', () => {
         const { state } = converge([local(exported('2026-01-01T00:00:00Z'))]);
         const theirs: V1Service = { metadata: { name: DERIVED, namespace: NS, uid: 'u' }, spec: { clusterIP: '10.96.9.9', ports: [{ port: 1 }] } };
-        const plan = planImport(input([local(exported('2026-01-01T00:00:00Z'))], { ...state, derived: theirs, slices: [] }));
+        const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], { ...state, derived: theirs, slices: [] }));
         assert.equal(plan.derived.action, 'none');
         assert.match(plan.problems.join(), /taken by a Service/);
-        assert.equal(planImport(input([local(undefined)], { ...state, derived: theirs })).derived.action, 'none');
+        assert.equal(planBoth(input([local(undefined)], { ...state, derived: theirs })).derived.action, 'none');
     });
 });

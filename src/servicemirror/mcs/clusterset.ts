@@ -1,0 +1,95 @@
+// The clusters the Links point at, as the controllers that read across Links see them: each
+// Link's target cluster and, once its caches can be trusted, what can be read of it. The Links'
+// controllers publish into it; MCS watches it as a source of the runtime (kube/controller.ts),
+// as Cilium's controllers watch a raw source: a remote object's change is an event of the
+// source, and a cluster that becomes readable, stops or whose gateway moved is a change of the
+// membership, after which every key is looked at again.
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { Source } from '../../kube/controller.js';
+import type { InformerHandlers } from '../../kube/informer.js';
+import type { KubeObject, ObjectStore } from '../../kube/store.js';
+import type { AddressType } from '../../endpointslice/types.js';
+import type { Link } from '../api/link.js';
+import type { ServiceExport } from './types.js';
+import type { GatewayAddress } from '../plan/endpoints.js';
+
+/** A Link's remote cluster, once everything read of it can be trusted. */
+export interface RemoteCluster {
+    link: Link;
+    services: ObjectStore<V1Service & KubeObject>;
+    slices: ObjectStore<V1EndpointSlice & KubeObject>;
+    exports: ObjectStore<ServiceExport>;
+    gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
+    gatewayAlive: boolean;
+}
+
+/** A cluster a Link points at; `remote` is absent while its watch is starting or cannot run. */
+export interface ClusterMember {
+    cluster: string;
+    remote?: RemoteCluster;
+}
+
+/** A remote Service (its slices included) or ServiceExport that changed. */
+export interface RemoteObjectRef {
+    cluster: string;
+    namespace: string;
+    name: string;
+}
+
+export class ClusterSet implements Source<RemoteObjectRef> {
+    private readonly remotes = new Map<string, RemoteCluster>();
+    private readonly objectHandlers: InformerHandlers<RemoteObjectRef>[] = [];
+    private readonly membershipHandlers: InformerHandlers<readonly ClusterMember[]>[] = [];
+
+    /** `links`: every Link's name and target cluster, as the local cache holds them now. */
+    constructor(private readonly links: () => Iterable<{ link: string; cluster: string }>) {}
+
+    /** What can be read of the Link's cluster now (undefined: nothing yet, or no more). */
+    publish(link: string, remote: RemoteCluster | undefined): void {
+        if (remote) this.remotes.set(link, remote);
+        else this.remotes.delete(link);
+        this.membershipChanged();
+    }
+
+    /** A Link was created, deleted or points elsewhere. */
+    membershipChanged(): void {
+        const members = this.members();
+        for (const h of this.membershipHandlers) h.update?.(members, members);
+    }
+
+    /** A remote Service, its slices or its ServiceExport changed. */
+    changed(cluster: string, namespace: string, name: string): void {
+        const ref = { cluster, namespace, name };
+        for (const h of this.objectHandlers) h.update?.(ref, ref);
+    }
+
+    /** The clusters the Links point at, each with its remote once it can be read. */
+    members(): ClusterMember[] {
+        const members = new Map<string, ClusterMember>();
+        for (const { link, cluster } of this.links()) {
+            if (cluster === '') continue;
+            const remote = this.remotes.get(link);
+            const served = remote?.link.spec.targetClusterName === cluster ? remote : undefined;
+            // Two Links naming one cluster: the one being served speaks for it.
+            if (!members.get(cluster)?.remote) members.set(cluster, { cluster, remote: served });
+        }
+        return [...members.values()];
+    }
+
+    on(handlers: InformerHandlers<RemoteObjectRef>): void {
+        this.objectHandlers.push(handlers);
+    }
+
+    /** Every remote ServiceExport: what a term starts from. */
+    *list(): Iterable<RemoteObjectRef> {
+        for (const { cluster, remote } of this.members()) {
+            for (const exp of remote?.exports.list() ?? []) yield { cluster, namespace: exp.metadata!.namespace!, name: exp.metadata!.name! };
+        }
+    }
+
+    /** The membership as a source: one update per change, of the members as they are now; it names no key. */
+    readonly membership: Source<readonly ClusterMember[]> = {
+        on: (handlers) => void this.membershipHandlers.push(handlers),
+        list: () => [],
+    };
+}

@@ -1,0 +1,113 @@
+// The ServiceImport reconciler: one imported Service's ServiceImport here, its status, and the
+// conditions of this cluster's own ServiceExport of it (the other clusters' controllers write
+// theirs). It plans from the caches (plan-import.ts) and writes at most: the import (created
+// once the derived Service has its ClusterIPs, so with its `ips` complete), then its status and
+// the export's conditions, side by side. The echoes of its writes queue nothing.
+import type { V1Service } from '@kubernetes/client-node';
+import type { Reconciler } from '../../kube/controller.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { EventSink } from '../../kube/events.js';
+import type { WriteOpts } from '../../kube/leader-guard.js';
+import type { Logger } from '../../kube/log.js';
+import { OwnWrites } from '../../kube/own-writes.js';
+import type { KubeRest } from '../../kube/rest.js';
+import { collectionPath, objectPath, ServiceExports, ServiceImports } from '../../kube/resources.js';
+import type { KubeObject } from '../../kube/store.js';
+import { membersOf, type McsCaches } from './members.js';
+import { conditionsChanged, planImport, type ImportPlan } from './plan-import.js';
+import { derivedServiceName, MCS_MANAGED_BY, type ServiceExport, type ServiceImport } from './types.js';
+
+export interface McsWriterDeps {
+    rest: KubeRest;
+    guarded: WriteOpts;
+    caches: McsCaches;
+    /** This cluster's name while MCS is served; undefined: every key waits for the next resync. */
+    serving(): string | undefined;
+    log: Logger;
+    events: EventSink;
+}
+
+const QUERY = { fieldManager: MCS_MANAGED_BY };
+
+export class ImportReconciler implements Reconciler<string> {
+    /** The imports this reconciler wrote, and the ServiceExport statuses. */
+    readonly importWrites = new OwnWrites();
+    readonly exportWrites = new OwnWrites();
+
+    constructor(private readonly deps: McsWriterDeps) {}
+
+    eventTarget(key: string): KubeObject | undefined {
+        const [namespace, name] = key.split('/') as [string, string];
+        return this.deps.caches.exports.store.get(namespace, name);
+    }
+
+    async reconcile(key: string): Promise<void> {
+        const cluster = this.deps.serving();
+        if (!cluster) return;
+        const [namespace, name] = key.split('/') as [string, string];
+        const { caches } = this.deps;
+        const existingImport = caches.imports.store.get(namespace, name);
+        const plan = planImport({
+            namespace,
+            name,
+            members: membersOf(caches, namespace, name, cluster, Date.now()),
+            existingImport,
+            derived: caches.services.store.get(namespace, derivedServiceName(name)) as V1Service | undefined,
+            now: new Date().toISOString(),
+        });
+        const written = await this.writeImport(plan, namespace, name);
+        const current = written ?? existingImport;
+        await Promise.all([
+            plan.importStatus && current && plan.import.action !== 'delete' ? this.writeImportStatus(current, plan.importStatus) : undefined,
+            this.writeExportStatus(plan, caches.exports.store.get(namespace, name), cluster),
+        ]);
+        this.report(plan, namespace, name);
+    }
+
+    /** The import as written, or undefined when it was not written (or deleted). */
+    private async writeImport(plan: ImportPlan, namespace: string, name: string): Promise<ServiceImport | undefined> {
+        const { rest, guarded, log } = this.deps;
+        const write = plan.import;
+        if (write.action === 'none') return undefined;
+        if (write.action === 'delete') {
+            const uid = write.object.metadata?.uid;
+            await rest.delete(objectPath(ServiceImports, namespace, name), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, guarded).catch((err: unknown) => {
+                if (!isNotFound(err)) throw err;
+            });
+            log.info({ namespace, name }, 'no cluster exports it any more: ServiceImport deleted');
+            return undefined;
+        }
+        const send =
+            write.action === 'create'
+                ? () => rest.create<ServiceImport>(collectionPath(ServiceImports, namespace), write.object, QUERY, guarded)
+                : () => rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name), write.object, QUERY, guarded);
+        const written = await this.importWrites.write(namespace, name, send);
+        if (write.action === 'create') log.info({ namespace, name, exporters: plan.exporters, ips: written.spec?.ips }, 'ServiceImport created');
+        return written;
+    }
+
+    private async writeImportStatus(current: ServiceImport, status: NonNullable<ImportPlan['importStatus']>): Promise<void> {
+        const { namespace, name } = current.metadata as { namespace: string; name: string };
+        await this.importWrites.write(namespace, name, () =>
+            this.deps.rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name, 'status'), { ...current, status }, QUERY, this.deps.guarded),
+        );
+    }
+
+    /** This cluster's ServiceExport says what the plan found. */
+    private async writeExportStatus(plan: ImportPlan, exp: ServiceExport | undefined, cluster: string): Promise<void> {
+        const conditions = plan.exportConditions.get(cluster);
+        if (!exp || !conditions || !conditionsChanged(exp, conditions)) return;
+        const ours = new Set(conditions.map((c) => c.type));
+        const status = { conditions: [...(exp.status?.conditions ?? []).filter((c) => !ours.has(c.type)), ...conditions] };
+        const { namespace, name } = exp.metadata as { namespace: string; name: string };
+        await this.exportWrites.write(namespace, name, () => this.deps.rest.replace<ServiceExport>(objectPath(ServiceExports, namespace, name, 'status'), { ...exp, status }, QUERY, this.deps.guarded));
+    }
+
+    private report(plan: ImportPlan, namespace: string, name: string): void {
+        if (plan.problems.length === 0) return;
+        const message = plan.problems.join('; ');
+        this.deps.log.warn({ namespace, name, problem: message }, 'import not converged');
+        const exp = this.deps.caches.exports.store.get(namespace, name);
+        if (exp) this.deps.events.record(exp, 'Warning', 'ImportBlocked', message);
+    }
+}
