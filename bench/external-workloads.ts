@@ -46,7 +46,7 @@ function timeSyncs(controller: ExternalWorkloadsController): number[] {
 }
 
 const successfulSyncs = (running: RunningController) =>
-    metricValue(running.registry, 'mesh_endpoints_external_workloads_syncs_total', { result: 'success' });
+    metricValue(running.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result: 'success' });
 
 async function setUp(cluster: BenchCluster, report: Report): Promise<string> {
     const started = performance.now();

@@ -18,7 +18,7 @@ import { CLUSTER_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } f
 import { installCrds } from '../src/testing/crds.js';
 import { TestDnsServer } from '../src/testing/dns-server.js';
 import { apiserverMetrics, apiserverRequestSums, apiserverWrites, createLink, EXPORTED, type MirrorEnv } from '../test/integration/mirror-support.js';
-import { ControllerProcess, controllerEntry, metricFrom } from './controller-process.js';
+import { ControllerProcess, controllerEntry } from './controller-process.js';
 import { benchClusterName, startBenchCluster, type BenchCluster, type Cleanups } from './local-cluster.js';
 import { ObjectWatch, Waiters, type WatchEventType } from './watch.js';
 import { inParallel, sleep } from './async.js';
@@ -231,10 +231,11 @@ function statusWriteMs(before: Requests, after: Requests): number {
     const key = 'PATCH links/status';
     return ((after.seconds[key] ?? 0) - (before.seconds[key] ?? 0)) * 1000 / ((after.writes[key] ?? 0) - (before.writes[key] ?? 0));
 }
-/** The controller's mirror syncs so far (whatever their result): work done, written or not. */
+/** The reconciles of the Links' work so far (whatever their result; mirrors and the Link status): work done, written or not. */
 const mirrorSyncs = async (run: Run) => {
     const { text } = await run.controller.get('/metrics');
-    return ['success', 'stale', 'error'].reduce((n, result) => n + (metricFrom(text, 'mesh_endpoints_service_mirror_syncs_total', `result="${result}"`) || 0), 0);
+    const lines = text.split('\n').filter((l) => l.startsWith('mesh_endpoints_reconcile_total{') && l.includes('name="service-mirror/link/'));
+    return lines.reduce((n, line) => n + (Number(line.slice(line.lastIndexOf(' ') + 1)) || 0), 0);
 };
 
 /** RSS now, and the least V8 heap used over 5 s (closest to what is live: garbage comes and goes). */

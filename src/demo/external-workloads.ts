@@ -43,7 +43,7 @@ export async function externalWorkloadsDemo(cluster: ClusterState, rest: KubeRes
 
         step(`metrics from http://${controller.admin}/metrics`);
         const metrics = await (await fetch(`http://${controller.admin}/metrics`)).text();
-        say(metrics.split('\n').filter((l) => /^mesh_endpoints_(leader|external_workloads_(endpointslice_changes_total|syncs_total|num_endpoint_slices))/.test(l)).join('\n'));
+        say(metrics.split('\n').filter((l) => /^mesh_endpoints_(leader|reconcile_total\{name="external-workloads"|external_workloads_(endpointslice_changes_total|num_endpoint_slices))/.test(l)).join('\n'));
     } finally {
         step('stopping mesh-endpoints external-workloads (SIGTERM)');
         say(`exit code ${await controller.stop()}`);

@@ -13,7 +13,6 @@ import { controllerRateLimiter } from '../kube/ratelimit.js';
 import { ExternalWorkloads, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
-import { NotLeaderError, StaleCacheError } from '../kube/errors.js';
 import { sameButResourceVersion, type KubeObject } from '../kube/store.js';
 import { selectsWorkload } from './desired.js';
 import { HealthCheckMetrics } from './health/metrics.js';
@@ -189,32 +188,24 @@ export class ExternalWorkloadsController implements Runnable {
     async syncService(key: Key): Promise<void> {
         const [namespace, name] = key.split('/') as [string, string];
         const service = this.services.store.get(namespace, name);
-        try {
-            if (!service) {
-                // Gone: our slices go (nothing else may collect them).
-                await this.slices.deleteAll(this.slices.slicesOf(namespace, name));
-                this.slices.forgetService(namespace, name);
-                this.metrics.recordService(key, 0, 0, 0);
-                this.metrics.syncs.inc({ result: 'success' });
-                return;
-            }
-            // Plain synchronous planning: a Service of 10 000 workloads holds the loop for one
-            // plan (bench planner), and the runtime's other workers wait that long, no longer.
-            const existing = this.slices.currentSlices({ namespace, name, uid: service.metadata!.uid! });
-            const plan = planService(service, this.candidates(service), existing, { managedBy: this.managedBy, maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice });
-            if (plan.problems.length > 0) this.reportProblems(plan.problems);
-            const writes = await this.slices.apply(plan);
-            this.metrics.endpointsAdded.observe(plan.endpointsAdded);
-            this.metrics.endpointsRemoved.observe(plan.endpointsRemoved);
-            this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, plan.endpoints);
-            this.metrics.syncs.inc({ result: 'success' });
-            // Asked first: at the default level (info) the fields would be built for nothing at every sync that writes.
-            if (writes > 0 && this.log.isLevelEnabled('debug')) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
-        } catch (err) {
-            // Not the leader: retried, in case the late renew succeeds; a lost term discards the queue.
-            this.metrics.syncs.inc({ result: err instanceof StaleCacheError ? 'stale' : err instanceof NotLeaderError ? 'not_leader' : 'error' });
-            throw err;
+        if (!service) {
+            // Gone: our slices go (nothing else may collect them).
+            await this.slices.deleteAll(this.slices.slicesOf(namespace, name));
+            this.slices.forgetService(namespace, name);
+            this.metrics.recordService(key, 0, 0, 0);
+            return;
         }
+        // Plain synchronous planning: a Service of 10 000 workloads holds the loop for one
+        // plan (bench planner), and the runtime's other workers wait that long, no longer.
+        const existing = this.slices.currentSlices({ namespace, name, uid: service.metadata!.uid! });
+        const plan = planService(service, this.candidates(service), existing, { managedBy: this.managedBy, maxEndpointsPerSlice: this.opts.maxEndpointsPerSlice });
+        if (plan.problems.length > 0) this.reportProblems(plan.problems);
+        const writes = await this.slices.apply(plan);
+        this.metrics.endpointsAdded.observe(plan.endpointsAdded);
+        this.metrics.endpointsRemoved.observe(plan.endpointsRemoved);
+        this.metrics.recordService(key, plan.actualSlices, plan.desiredSlices, plan.endpoints);
+        // Asked first: at the default level (info) the fields would be built for nothing at every sync that writes.
+        if (writes > 0 && this.log.isLevelEnabled('debug')) this.log.debug({ service: key, writes, ...counts(plan) }, 'synced');
     }
 
     /** The workloads the Service may select, found through the label index: the cost follows what it selects, not the namespace. */

@@ -16,7 +16,6 @@ export class ExternalWorkloadsMetrics {
     readonly endpointsAdded: Histogram;
     readonly endpointsRemoved: Histogram;
     readonly sliceWrites: Counter<'operation'>;
-    readonly syncs: Counter<'result'>;
     readonly invalidInputs: Counter<'reason'>;
     readonly ignoredUpdates: Counter<'resource'>;
     /** Per Service, so the gauges are sums that forget deleted Services. */
@@ -41,12 +40,6 @@ export class ExternalWorkloadsMetrics {
             name: `${prefix}endpointslice_changes_total`,
             help: 'EndpointSlice writes by operation',
             labelNames: ['operation'],
-            registers,
-        });
-        this.syncs = new Counter({
-            name: `${prefix}syncs_total`,
-            help: 'Service syncs by result (success, stale, not_leader, error)',
-            labelNames: ['result'],
             registers,
         });
         this.invalidInputs = new Counter({
@@ -75,7 +68,6 @@ export class ExternalWorkloadsMetrics {
         gauge('num_endpoint_slices', 'EndpointSlices we manage', () => totals.actual);
         gauge('desired_endpoint_slices', 'EndpointSlices needed with perfect packing', () => totals.desired);
         gauge('endpoints_desired', 'Endpoints we publish', () => totals.endpoints);
-        for (const result of ['success', 'stale', 'not_leader', 'error']) this.syncs.inc({ result }, 0);
         for (const operation of ['create', 'update', 'delete']) this.sliceWrites.inc({ operation }, 0);
     }
 

@@ -209,8 +209,8 @@ describe('batching', () => {
             await batchSyncs.syncedAfter(key, { informer: 'services', namespace: ns, name: 'web', resourceVersion: svc.metadata!.resourceVersion });
             // Every result counts: a sync that failed or met a stale cache is a sync too.
             const syncsTotal = async () => {
-                const results = ['success', 'stale', 'not_leader', 'error'];
-                const values = await Promise.all(results.map((result) => metricValue(batched.registry, 'mesh_endpoints_external_workloads_syncs_total', { result })));
+                const results = ['success', 'requeue', 'invalid', 'error'];
+                const values = await Promise.all(results.map((result) => metricValue(batched.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result })));
                 return values.reduce((a, b) => a + b, 0);
             };
             const names = Array.from({ length: 10 }, (_, i) => `vm-${i}`);

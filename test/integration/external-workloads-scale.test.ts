@@ -44,15 +44,15 @@ describe('external workloads at scale', () => {
         t.diagnostic(`initial sync of 250 workloads: ${initial} writes (${JSON.stringify(running.rest.counts)})`);
         assert.equal(initial, 3);
         running.rest.reset();
-        const syncsBefore = await metricValue(running.registry, 'mesh_endpoints_external_workloads_syncs_total', { result: 'success' });
+        const syncsBefore = await metricValue(running.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result: 'success' });
         await eventually('several resyncs', async () =>
-            (await metricValue(running.registry, 'mesh_endpoints_external_workloads_syncs_total', { result: 'success' })) >= syncsBefore + 4,
+            (await metricValue(running.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result: 'success' })) >= syncsBefore + 4,
         );
         // Leadership regained also reconciles everything from scratch.
         await running.controller.stopLeading();
         running.controller.startLeading();
         await eventually('the from-scratch sync', async () =>
-            (await metricValue(running.registry, 'mesh_endpoints_external_workloads_syncs_total', { result: 'success' })) >= syncsBefore + 6,
+            (await metricValue(running.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result: 'success' })) >= syncsBefore + 6,
         );
         t.diagnostic(`no-op resyncs: ${running.rest.writes()} writes`);
         assert.equal(running.rest.writes(), 0, 'a sync with nothing to change writes nothing');

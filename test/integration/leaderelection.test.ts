@@ -205,7 +205,8 @@ describe('leadership edges', () => {
         try {
             await createService(cluster, ns, web);
             await createWorkload(cluster, ns, { name: 'vm-1', ips: ['192.0.2.1'] });
-            const refused = () => metricValue(running.registry, 'mesh_endpoints_external_workloads_syncs_total', { result: 'not_leader' });
+            // Nothing else fails here: every failed reconcile is a write the guard refused.
+            const refused = () => metricValue(running.registry, 'mesh_endpoints_reconcile_total', { name: 'external-workloads', result: 'error' });
             await eventually('a sync refused by the guard', async () => (await refused()) > 0);
             assert.deepEqual(await slicesOf(cluster, ns, 'web'), []);
             guardOpen = true; // nothing else changes: only a retry can write the slice now

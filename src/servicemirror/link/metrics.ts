@@ -18,7 +18,6 @@ export class ServiceMirrorMetrics {
     readonly sliceWrites: Counter<'operation'>;
     readonly serviceWrites: Counter<'operation'>;
     readonly statusWrites: Counter<'link'>;
-    readonly syncs: Counter<'result'>;
     readonly gatewayAlive: Gauge<LinkLabels>;
     readonly probes: Counter<LinkLabels | 'result'>;
     readonly probeLatency: Histogram<LinkLabels>;
@@ -46,7 +45,6 @@ export class ServiceMirrorMetrics {
             registers,
         });
         this.statusWrites = new Counter({ name: `${prefix}link_status_writes_total`, help: 'Link status writes', labelNames: ['link'], registers });
-        this.syncs = new Counter({ name: `${prefix}syncs_total`, help: 'Mirror syncs by result (success, stale, error)', labelNames: ['result'], registers });
         this.gatewayAlive = new Gauge({
             name: `${prefix}gateway_alive`,
             help: '1 while the gateway probe of the Link passes (or the Link is not probed), 0 after failureThreshold failures',
@@ -114,7 +112,6 @@ export class ServiceMirrorMetrics {
             this.sliceWrites.inc({ operation }, 0);
             this.serviceWrites.inc({ operation }, 0);
         }
-        for (const result of ['success', 'stale', 'error']) this.syncs.inc({ result }, 0);
     }
 
     /** The DNS watcher's observer for one Link. */
