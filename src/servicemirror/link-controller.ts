@@ -37,7 +37,7 @@ import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
-import type { McsController, McsRemote } from './mcs/controller.js';
+import type { ClusterSet, RemoteCluster } from './mcs/clusterset.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
 export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
@@ -86,8 +86,8 @@ export interface LinkControllerDeps {
     workers: number;
     /** Told of this Link's remote Services: federated Services span Links. */
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
-    /** Told of this Link's remote ServiceExports, Services and gateway, when MCS is served. */
-    mcs?: Pick<McsController, 'remoteChanged' | 'clusterChanged'>;
+    /** Where this Link's remote cluster is published, with its ServiceExports, Services and gateway, when MCS is served. */
+    clusterSet?: ClusterSet;
     /** Its gateway names' states as this process's last controller of the Link stopped (see LinkGateway). */
     gatewayMemory?: ReadonlyMap<string, NameState>;
     /** --max-mirrors-per-link: past it only the oldest exports are mirrored (mirror-limit.ts). */
@@ -181,7 +181,7 @@ export class LinkController {
     }
 
     /** The remote as the MCS controller reads it, once its caches, gateway and exports can be trusted. */
-    get mcsRemote(): McsRemote | undefined {
+    get mcsRemote(): RemoteCluster | undefined {
         const [link, remote] = [this.link, this.remote];
         if (!link || !remote?.exports || !this.ready || !remote.exportsKnown) return undefined;
         return {
@@ -241,8 +241,8 @@ export class LinkController {
                 newRemoteRest: this.deps.newRemoteRest,
                 // An MCS import copies the remote's own endpoints on a flat network (no gateway) and
                 // for the Services the Link exports in remote-discovery mode.
-                hostnames: this.deps.enableHeadlessServices || (this.deps.mcs !== undefined && (link.gateway === null || !isEmptySelector(link.spec.remoteDiscoverySelector))),
-                serviceExports: this.deps.mcs !== undefined,
+                hostnames: this.deps.enableHeadlessServices || (this.deps.clusterSet !== undefined && (link.gateway === null || !isEmptySelector(link.spec.remoteDiscoverySelector))),
+                serviceExports: this.deps.clusterSet !== undefined,
                 credentialsPolicy: this.deps.credentialsPolicy,
             });
         } catch (err) {
@@ -301,10 +301,10 @@ export class LinkController {
                 this.rankExport(namespace, name);
                 this.add({ kind: 'mirror', namespace, name });
                 if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
-                this.deps.mcs?.remoteChanged(this.mcsRemote, namespace, name);
+                this.remoteObjectChanged(namespace, name);
             },
-            exportChanged: (namespace: string, name: string) => this.deps.mcs?.remoteChanged(this.mcsRemote, namespace, name),
-            exportsSynced: () => this.deps.mcs?.clusterChanged(),
+            exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name),
+            exportsSynced: () => this.publishRemote(),
             synced: () => {
                 if (!this.remoteHealth) {
                     this.remoteHealth = { readable: true, since: Date.now() };
@@ -350,17 +350,27 @@ export class LinkController {
     private onGatewayChanged(mirrorsChanged: boolean): void {
         if (mirrorsChanged) {
             this.enqueueMirrors(false);
-            this.deps.mcs?.clusterChanged();
+            this.publishRemote();
         }
         this.queueStatus();
         this.maybeReady();
+    }
+
+    /** What MCS can read of the remote now, told to the ClusterSet (a change of its membership). */
+    private publishRemote(): void {
+        this.deps.clusterSet?.publish(this.deps.name, this.mcsRemote);
+    }
+
+    private remoteObjectChanged(namespace: string, name: string): void {
+        const cluster = this.link?.spec.targetClusterName;
+        if (cluster) this.deps.clusterSet?.changed(cluster, namespace, name);
     }
 
     private maybeReady(): void {
         if (this.toldReady || !this.ready) return;
         this.toldReady = true;
         this.enqueueMirrors(true);
-        this.deps.mcs?.clusterChanged();
+        this.publishRemote();
     }
 
     /**
@@ -505,7 +515,7 @@ export class LinkController {
         await remote.stop();
         // Its federated members are kept while it restarts, dropped if the Link is gone.
         this.deps.federation?.linkStopped();
-        this.deps.mcs?.clusterChanged();
+        this.publishRemote();
     }
 
     /**
