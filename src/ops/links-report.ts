@@ -8,7 +8,7 @@ import { parseGatewayAddress } from '../dns/gateway-address.js';
 import type { GatewayNameStatus } from '../dns/resolution-status.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { parseLink, type Link, type LinkCondition, type MirrorSummary } from '../servicemirror/api/link.js';
-import { CLUSTER_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL } from '../servicemirror/api/keys.js';
+import { CLUSTER_NAME_LABEL, linkKey, MIRROR_SLICE_MANAGED_BY, MIRRORED_SERVICE_LABEL, mirrorLinkKey } from '../servicemirror/api/keys.js';
 import { PROBE_REFUSED_REASON, PROBE_TARGET_REASON } from '../servicemirror/link/gateway-events.js';
 import { remoteServiceName } from '../servicemirror/plan/mirror.js';
 import { MIRRORED_CONDITION, REMOTE_READABLE_CONDITION } from '../servicemirror/plan/status.js';
@@ -222,11 +222,11 @@ function mirrorLines(link: Link, services: readonly V1Service[], slices: readonl
  */
 export function mirrorsOfLink(link: { namespace: string; name: string; targetClusterName: string }, services: readonly V1Service[]): V1Service[] {
     if (link.targetClusterName === '') return [];
-    const linkRef = `${link.namespace}/${link.name}`;
+    const linkRef = linkKey(link);
     return services.filter((svc) => {
         const labels = svc.metadata?.labels ?? {};
         if (labels[MIRRORED_SERVICE_LABEL] !== 'true' || labels[CLUSTER_NAME_LABEL] !== link.targetClusterName) return false;
-        const owner = svc.metadata?.annotations?.[LINK_ANNOTATION];
+        const owner = mirrorLinkKey(svc);
         return owner === undefined || owner === linkRef;
     });
 }

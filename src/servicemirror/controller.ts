@@ -12,6 +12,7 @@
 // moved to another cluster). Federated Services span Links: federation-controller.ts
 // converges them, on its own queue, from the LinkControllers' remotes.
 import type { KubeConfig } from '../kube/kubeconfig.js';
+import { every } from '../time/clock.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
@@ -28,7 +29,7 @@ import { compactService, type CompactService } from './cache/compact.js';
 import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
 import { LinkController } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
-import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRROR_SLICE_MANAGED_BY, namesLink, MIRRORED_SERVICE_LABEL } from './api/keys.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, namesLink, MIRRORED_SERVICE_LABEL, parseLinkKey } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
 import { ClusterSet } from './mcs/clusterset.js';
 import { McsController } from './mcs/controller.js';
@@ -126,7 +127,7 @@ export class ServiceMirrorController implements Runnable {
     private readonly gatewayMemory = new Map<string, ReadonlyMap<string, NameState>>();
     private readonly log: Logger;
     private readonly queue: Controller<string>;
-    private resyncTimer: NodeJS.Timeout | undefined;
+    private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
@@ -289,20 +290,20 @@ export class ServiceMirrorController implements Runnable {
         const names = new Set(this.links.store.list().map((link) => link.metadata!.name!));
         // Links deleted while no replica led: their mirrors still name them.
         for (const svc of this.services.store.list()) {
-            const [namespace, name] = (svc.metadata?.annotations?.[LINK_ANNOTATION] ?? '').split('/');
-            if (namespace === this.opts.namespace && name) names.add(name);
+            const link = parseLinkKey(mirrorLinkKey(svc));
+            if (link?.namespace === this.opts.namespace) names.add(link.name);
         }
         this.queue.start(names);
         this.federation.start();
         this.mcs?.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a
         // mirror given up on after its retries comes back.
-        if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
+        if (this.opts.resyncMs) this.stopResync = every(() => this.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
     }
 
     /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
-        clearInterval(this.resyncTimer);
+        this.stopResync?.();
         await Promise.all([this.queue.stop(), this.federation.stop(), this.mcs?.stop()]);
         const controllers = [...this.controllers];
         this.controllers.clear();

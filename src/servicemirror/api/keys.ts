@@ -75,9 +75,28 @@ export const DEFAULT_FEDERATED_SELECTOR: LabelSelector = { matchLabels: { [FEDER
  */
 export const LINK_ANNOTATION = 'mesh-endpoints.io/link';
 
+/** A Link by where it lives. */
+export interface LinkRef {
+    namespace: string;
+    name: string;
+}
+
+/** `namespace/name` of a Link: the value of LINK_ANNOTATION on its mirrors. */
+export const linkKey = ({ namespace, name }: LinkRef): string => `${namespace}/${name}`;
+
+/** The Link a LINK_ANNOTATION value names; undefined when it names none (missing, or not `namespace/name`). */
+export function parseLinkKey(key: string | undefined): LinkRef | undefined {
+    const parts = key?.split('/');
+    if (parts?.length !== 2 || !parts[0] || !parts[1]) return undefined;
+    return { namespace: parts[0], name: parts[1] };
+}
+
+/** The key of the Link a mirror Service names as its writer; undefined on one Linkerd's own service mirror wrote. */
+export const mirrorLinkKey = (svc: { metadata?: { annotations?: Record<string, string> } }): string | undefined => svc.metadata?.annotations?.[LINK_ANNOTATION];
+
 /** Whether a mirror Service names Link namespace/name as the Link it serves. */
 export const namesLink = (svc: { metadata?: { annotations?: Record<string, string> } }, namespace: string, name: string): boolean =>
-    svc.metadata?.annotations?.[LINK_ANNOTATION] === `${namespace}/${name}`;
+    mirrorLinkKey(svc) === linkKey({ namespace, name });
 
 /**
  * Ours, on every federated Service: the namespace of the Links (so of the service mirror) that

@@ -17,11 +17,13 @@ import {
     CLUSTER_NAME_LABEL,
     HEADLESS_MIRROR_SVC_NAME_LABEL,
     LINK_ANNOTATION,
+    linkKey,
+    mirrorLinkKey,
     REMOTE_RESOURCE_VERSION_ANNOTATION,
     REMOTE_SVC_FQ_NAME_ANNOTATION,
 } from '../api/keys.js';
 import type { Link } from '../api/link.js';
-import { buildMirrorService, hasUsableAddress, linkKey, mirrorOwnerProblem, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName, type OwnerCheck } from './mirror.js';
+import { buildMirrorService, hasUsableAddress, mirrorOwnerProblem, mirrorServiceName, mirrorSpec, remoteFqName, remoteServiceName, type OwnerCheck } from './mirror.js';
 import type { MirrorWarning } from './status.js';
 
 /** A remote hostname and whether any endpoint carrying it is ready. */
@@ -108,7 +110,7 @@ export function buildEndpointMirror(remote: V1Service, link: Link, hostname: str
             annotations: {
                 [REMOTE_SVC_FQ_NAME_ANNOTATION]: `${hostname}.${remoteFqName(remote, link)}`,
                 [REMOTE_RESOURCE_VERSION_ANNOTATION]: remote.metadata?.resourceVersion ?? '',
-                [LINK_ANNOTATION]: `${link.metadata.namespace}/${link.metadata.name}`,
+                [LINK_ANNOTATION]: linkKey(link.metadata),
             },
         },
         spec: mirrorSpec(remote),
@@ -129,7 +131,7 @@ export function isEndpointMirrorOf(local: V1Service, headlessName: string, clust
 export function endpointMirrorsToDelete(cached: readonly V1Service[], headlessName: string, cluster: string, link: string | undefined, keep: ReadonlySet<string> = new Set()): V1Service[] {
     return cached.filter((svc) => {
         if (keep.has(svc.metadata!.name!) || !isEndpointMirrorOf(svc, headlessName, cluster)) return false;
-        const owner = svc.metadata?.annotations?.[LINK_ANNOTATION];
+        const owner = mirrorLinkKey(svc);
         return link === undefined || owner === undefined || owner === link;
     });
 }
@@ -186,7 +188,7 @@ export function planHeadless(input: HeadlessPlanInput): HeadlessPlan {
         mirrors,
         problems,
         owner: (svc) => mirrorOwnerProblem(svc, link, name),
-        deletes: endpointMirrorsToDelete(input.endpointMirrors, name, link.spec.targetClusterName, linkKey(link), keep),
+        deletes: endpointMirrorsToDelete(input.endpointMirrors, name, link.spec.targetClusterName, linkKey(link.metadata), keep),
         warnings: input.remoteSlices
             .filter((slice) => !hasValidPorts(slice))
             .map((slice) => ({ reason: 'RemoteEndpointsRefused', message: `remote EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name}: left out, its ports could not be those of a slice (${slicePortsProblems(slice.ports ?? [])[0]})` })),

@@ -10,7 +10,9 @@ import {
     HEADLESS_MIRROR_SVC_NAME_LABEL,
     isReservedKey,
     LINK_ANNOTATION,
+    linkKey,
     MIRRORED_SERVICE_LABEL,
+    mirrorLinkKey,
     OPAQUE_PORTS_ANNOTATION,
     REMOTE_DISCOVERY_LABEL,
     REMOTE_RESOURCE_VERSION_ANNOTATION,
@@ -162,7 +164,7 @@ function mirrorAnnotations(remote: V1Service, link: Link): Record<string, string
     const annotations = copiedAnnotations(remote.metadata?.annotations, link.spec.excludedAnnotations);
     annotations[REMOTE_SVC_FQ_NAME_ANNOTATION] = remoteFqName(remote, link);
     annotations[REMOTE_RESOURCE_VERSION_ANNOTATION] = remote.metadata?.resourceVersion ?? '';
-    annotations[LINK_ANNOTATION] = `${link.metadata.namespace}/${link.metadata.name}`;
+    annotations[LINK_ANNOTATION] = linkKey(link.metadata);
     return annotations;
 }
 
@@ -189,9 +191,6 @@ export function isMirrorOf(local: V1Service, link: Link): boolean {
     return mirrorOwnerProblem(local, link) === null;
 }
 
-/** `namespace/name` of a Link: the value of LINK_ANNOTATION on its mirrors. */
-export const linkKey = (link: Link) => `${link.metadata.namespace}/${link.metadata.name}`;
-
 /**
  * Why a local Service with the name of one of this Link's mirrors is not that mirror (so it
  * is never changed, adopted or deleted), or null when it is. Ours: labelled a mirror of the
@@ -208,8 +207,8 @@ export function mirrorOwnerProblem(local: V1Service, link: Link, headless?: stri
     if (labels[CLUSTER_NAME_LABEL] !== cluster) {
         return notOurs(labels[CLUSTER_NAME_LABEL] === undefined ? `it has no ${CLUSTER_NAME_LABEL} label` : `it mirrors cluster ${JSON.stringify(labels[CLUSTER_NAME_LABEL])}`);
     }
-    const owner = local.metadata?.annotations?.[LINK_ANNOTATION];
-    if (owner !== undefined && owner !== linkKey(link)) return notOurs(`it is a mirror of Link ${owner}`);
+    const owner = mirrorLinkKey(local);
+    if (owner !== undefined && owner !== linkKey(link.metadata)) return notOurs(`it is a mirror of Link ${owner}`);
     const endpointOf = labels[HEADLESS_MIRROR_SVC_NAME_LABEL];
     if (headless === undefined && endpointOf !== undefined) return notOurs(`it is an endpoint mirror of ${endpointOf}`);
     if (headless !== undefined && endpointOf !== headless) return notOurs(`it is not an endpoint mirror of ${headless}`);

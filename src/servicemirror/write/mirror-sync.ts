@@ -20,8 +20,8 @@ import type { CompactService } from '../cache/compact.js';
 import { desiredMirrorGroups, mirrorAddressTypes, withoutReadiness, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
 import type { Link } from '../api/link.js';
 import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
-import { buildMirrorNamespace, linkKey, hasReadyEndpoints, planMirrorService, type OwnerCheck } from '../plan/mirror.js';
-import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, LINK_ANNOTATION, MIRRORED_SERVICE_LABEL, MIRROR_SLICE_MANAGED_BY } from '../api/keys.js';
+import { buildMirrorNamespace, hasReadyEndpoints, planMirrorService, type OwnerCheck } from '../plan/mirror.js';
+import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, linkKey, MIRRORED_SERVICE_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, parseLinkKey } from '../api/keys.js';
 import { planMirror } from '../plan/mirror-plan.js';
 import type { ServiceMirrorMetrics } from '../link/metrics.js';
 import type { MirrorOutcome, MirrorWarning } from '../plan/status.js';
@@ -108,7 +108,7 @@ export class MirrorSync {
         if (plan.action === 'refuse') return outcome(false, 'InvalidService', plan.refused);
         const name = plan.name;
         if (plan.action === 'delete') {
-            await this.deleteMirror(namespace, name, cluster, undefined, plan.owner, linkKey(link));
+            await this.deleteMirror(namespace, name, cluster, undefined, plan.owner, linkKey(link.metadata));
             return plan.refused === undefined ? null : outcome(false, 'InvalidService', plan.refused);
         }
         if (!(await this.ensureNamespace(namespace, cluster))) {
@@ -125,7 +125,7 @@ export class MirrorSync {
             warnings.push(...headless.warnings, ...applied.warnings);
             return outcome(true, 'Mirrored', [`mirrored as ${where} (headless)`, ...applied.hostnames].join('; '), name);
         }
-        await this.deleteEndpointMirrors(endpointMirrorsToDelete(this.endpointMirrorsOf(namespace, name), name, cluster, linkKey(link)), cluster);
+        await this.deleteEndpointMirrors(endpointMirrorsToDelete(this.endpointMirrorsOf(namespace, name), name, cluster, linkKey(link.metadata)), cluster);
         await this.applySlices(mirror, this.gatewayGroups(source, mirror, hasReadyEndpoints(remoteSlices)));
         return outcome(true, 'Mirrored', plan.mode === 'remote-discovery' ? `mirrored as ${where} (remote discovery)` : `mirrored as ${where}`, name);
     }
@@ -272,7 +272,7 @@ export class MirrorSync {
         const local = known ?? this.deps.services.store.get(namespace, name);
         if (local && owner(local) !== null) return;
         // Endpoint mirrors of another Link's headless mirror of this name stay (this one may not even exist).
-        const linkOf = link ?? local?.metadata?.annotations?.[LINK_ANNOTATION];
+        const linkOf = link ?? (local && mirrorLinkKey(local));
         await this.deleteEndpointMirrors(endpointMirrorsToDelete(this.endpointMirrorsOf(namespace, name), name, cluster, linkOf), cluster);
         // A slice we just created may not be in the cache yet (currentSlices throws): deleting
         // now would leave it behind. Without the Service there is no uid to check against.
@@ -313,8 +313,8 @@ export class MirrorSync {
      */
     async deleteClusterMirrors(cluster: string, linkNamespace: string): Promise<number> {
         const services = this.deps.services.store.byLabel(CLUSTER_NAME_LABEL, cluster).filter((svc) => {
-            const link = svc.metadata?.annotations?.[LINK_ANNOTATION];
-            return link === undefined || link.startsWith(`${linkNamespace}/`);
+            const link = mirrorLinkKey(svc);
+            return link === undefined || parseLinkKey(link)?.namespace === linkNamespace;
         });
         for (const svc of services) await this.deleteMirror(svc.metadata!.namespace!, svc.metadata!.name!, cluster, svc);
         // Slices whose Service is already gone.
