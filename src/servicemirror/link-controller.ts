@@ -37,7 +37,7 @@ import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
-import type { ClusterSet, RemoteCluster } from './mcs/clusterset.js';
+import type { ClusterSet, RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
 export type LinkWork = { kind: 'mirror'; namespace: string; name: string } | { kind: 'status' } | { kind: 'unserved' };
@@ -297,13 +297,13 @@ export class LinkController {
 
     private remoteHooks() {
         return {
-            serviceChanged: (namespace: string, name: string) => {
+            serviceChanged: (namespace: string, name: string, what: RemoteObjectRef['kind']) => {
                 this.rankExport(namespace, name);
                 this.add({ kind: 'mirror', namespace, name });
                 if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
-                this.remoteObjectChanged(namespace, name);
+                this.remoteObjectChanged(namespace, name, what);
             },
-            exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name),
+            exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name, 'export'),
             exportsSynced: () => this.publishRemote(),
             synced: () => {
                 if (!this.remoteHealth) {
@@ -361,9 +361,9 @@ export class LinkController {
         this.deps.clusterSet?.publish(this.deps.name, this.mcsRemote);
     }
 
-    private remoteObjectChanged(namespace: string, name: string): void {
+    private remoteObjectChanged(namespace: string, name: string, kind: RemoteObjectRef['kind']): void {
         const cluster = this.link?.spec.targetClusterName;
-        if (cluster) this.deps.clusterSet?.changed(cluster, namespace, name);
+        if (cluster) this.deps.clusterSet?.changed({ cluster, namespace, name, kind });
     }
 
     private maybeReady(): void {

@@ -25,8 +25,8 @@ import type { ServiceExport } from '../mcs/types.js';
 export const REMOTE_OBJECT_MAX_BYTES = 1024 * 1024;
 
 export interface RemoteWatchHooks {
-    /** A remote Service, or its EndpointSlices, changed. Only called once the caches synced. */
-    serviceChanged(namespace: string, name: string): void;
+    /** A remote Service, or (`endpoints`) one of its EndpointSlices, changed. Only called once the caches synced. */
+    serviceChanged(namespace: string, name: string, what: 'service' | 'endpoints'): void;
     /** The remote caches hold a full list. */
     synced(): void;
     /**
@@ -159,14 +159,14 @@ export class RemoteWatch {
 
     private registerHandlers(): void {
         const service = (svc: RemoteService) => {
-            if (this.cachesSynced) this.hooks.serviceChanged(svc.metadata!.namespace!, svc.metadata!.name!);
+            if (this.cachesSynced) this.hooks.serviceChanged(svc.metadata!.namespace!, svc.metadata!.name!, 'service');
         };
         this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
         // Slices only matter for whether the remote Service has a ready endpoint.
         const slice = (s: RemoteSlice) => {
             const name = s.metadata?.labels?.[LABEL_SERVICE_NAME];
             if (name && this.cachesSynced && this.services.store.get(s.metadata?.namespace, name)) {
-                this.hooks.serviceChanged(s.metadata!.namespace!, name);
+                this.hooks.serviceChanged(s.metadata!.namespace!, name, 'endpoints');
             }
         };
         this.slices.on({ add: slice, update: (_, s) => slice(s), delete: slice });

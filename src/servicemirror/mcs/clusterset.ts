@@ -29,11 +29,12 @@ export interface ClusterMember {
     remote?: RemoteCluster;
 }
 
-/** A remote Service (its slices included) or ServiceExport that changed. */
+/** A remote object that changed: a Service, one of its EndpointSlices, or a ServiceExport. */
 export interface RemoteObjectRef {
     cluster: string;
     namespace: string;
     name: string;
+    kind: 'service' | 'endpoints' | 'export';
 }
 
 export class ClusterSet implements Source<RemoteObjectRef> {
@@ -57,9 +58,8 @@ export class ClusterSet implements Source<RemoteObjectRef> {
         for (const h of this.membershipHandlers) h.update?.(members, members);
     }
 
-    /** A remote Service, its slices or its ServiceExport changed. */
-    changed(cluster: string, namespace: string, name: string): void {
-        const ref = { cluster, namespace, name };
+    /** A remote Service, one of its slices or its ServiceExport changed. */
+    changed(ref: RemoteObjectRef): void {
         for (const h of this.objectHandlers) h.update?.(ref, ref);
     }
 
@@ -83,7 +83,7 @@ export class ClusterSet implements Source<RemoteObjectRef> {
     /** Every remote ServiceExport: what a term starts from. */
     *list(): Iterable<RemoteObjectRef> {
         for (const { cluster, remote } of this.members()) {
-            for (const exp of remote?.exports.list() ?? []) yield { cluster, namespace: exp.metadata!.namespace!, name: exp.metadata!.name! };
+            for (const exp of remote?.exports.list() ?? []) yield { cluster, namespace: exp.metadata!.namespace!, name: exp.metadata!.name!, kind: 'export' };
         }
     }
 

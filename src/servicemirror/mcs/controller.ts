@@ -137,11 +137,15 @@ export class McsController {
         this.imports.watch(exports, byObject, { ownWrites: importReconciler.exportWrites });
         this.imports.watch(imports, byObject, { ownWrites: importReconciler.importWrites });
         this.imports.watch(services, byService);
-        this.imports.watch(clusterSet, byRemote);
+        // A remote Service's endpoints are the derived Service's business only.
+        this.imports.watch(clusterSet, (ref) => (ref.kind === 'endpoints' ? [] : byRemote(ref)));
 
         // The derived Service does not depend on what an export says, only on whether there is one.
         this.derived.watch(exports, byObject, { changed: () => false });
-        this.derived.watch(imports, byObject, { changed: importMattersToDerived });
+        // Our own import matters to it only while a member cannot be read (the import's clusters then hold its slices).
+        const importConcernsDerived = (imp: ServiceImport) =>
+            imp.metadata?.labels?.[MCS_OWNED_LABEL] !== imp.metadata?.name || clusterSet.members().some((m) => !m.remote) ? byObject(imp) : [];
+        this.derived.watch(imports, importConcernsDerived, { changed: importMattersToDerived });
         this.derived.watch(services, byService, { ownWrites: derivedReconciler.serviceWrites });
         this.derived.watch(sourceSlices, (slice) => concerns(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME]));
         this.derived.watch(clusterSet, byRemote);
