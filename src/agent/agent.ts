@@ -4,7 +4,6 @@
 // on stop, withdraw it (not ready at once) and return. The token file is read before every
 // heartbeat and a new client made when it changed: a bound token rotates under the agent.
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '../kube/kubeconfig.js';
 import type { Logger } from '../kube/log.js';
 import { KubeRest } from '../kube/rest.js';
@@ -14,6 +13,7 @@ import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_DURATION_MS, registrationName } fro
 import { parseDurationMs } from '../time/duration.js';
 import { checkIdentity, identityFromToken, type AgentIdentity } from './identity.js';
 import { registrationLease, type RegistrationLeaseObject } from './lease.js';
+import { sleep, systemClock } from '../time/clock.js';
 
 export interface AgentOptions {
     server: string;
@@ -64,15 +64,15 @@ export class WorkloadAgent {
                 waitMs = Math.min(this.heartbeatMs, FIRST_RETRY_MS * 2 ** Math.min(this.failures - 1, 10)) * (0.8 + Math.random() * 0.4);
                 this.opts.logger.warn({ err: describe(err), failures: this.failures, retryInMs: Math.round(waitMs) }, 'heartbeat failed; retrying');
             }
-            await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+            await sleep(waitMs, systemClock, signal);
         }
         await this.withdraw();
     }
 
     /** The Lease marked withdrawn, a few tries within 5 s; the registration lapses anyway if none succeeds. */
     async withdraw(): Promise<void> {
-        const deadline = Date.now() + 5000;
-        for (let attempt = 1; Date.now() < deadline; attempt++) {
+        const deadline = systemClock.now() + 5000;
+        for (let attempt = 1; systemClock.now() < deadline; attempt++) {
             try {
                 await this.renew(true);
                 this.opts.logger.info('registration withdrawn');

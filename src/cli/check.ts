@@ -50,6 +50,7 @@ import { readGroups } from './workload-group.js';
 import { groupChecks } from '../ops/groups-report.js';
 import { mcsChecks } from '../ops/mcs-report.js';
 import { CLUSTER_ID_PROPERTY } from '../servicemirror/mcs/types.js';
+import { systemClock } from '../time/clock.js';
 
 interface Flags extends OperatorFlags {
     controllerNamespace: string;
@@ -103,7 +104,7 @@ async function run(flags: Flags): Promise<boolean> {
         for (const { controller, ref, required } of leases) {
             const path = objectPath(Leases, ref.namespace, ref.name);
             const lease = await read('controllers', `Lease ${ref.namespace}/${ref.name}`, () => getIfExists<LeaseObject>(rest, path).then((l) => ({ l })));
-            if (lease) results.push(leaseCheck(controller, ref, lease.l, Date.now(), required));
+            if (lease) results.push(leaseCheck(controller, ref, lease.l, systemClock.now(), required));
         }
 
         const needs = accessNeeds(flags.namespace, flags.controllerNamespace, flags.controlPlaneNamespace);

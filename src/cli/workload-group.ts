@@ -10,6 +10,7 @@ import { fail } from './common.js';
 import { bootstrapManifests, bootstrapText } from './group-bootstrap.js';
 import { print, withClient } from './operator-options.js';
 import { getIfExists, listAll, listIfServed } from './read.js';
+import { systemClock } from '../time/clock.js';
 
 interface Flags {
     kubeconfig?: string;
@@ -60,5 +61,5 @@ export async function readGroups(rest: KubeRest, namespace?: string): Promise<Gr
         listAll<unknown>(rest, collectionPath(Leases, namespace), { labelSelector: GROUP_LABEL }),
         listAll<unknown>(rest, collectionPath(ExternalWorkloads, namespace), { labelSelector: GROUP_LABEL }),
     ]);
-    return groupsReport({ groups, leases, workloads, now: Date.now() });
+    return groupsReport({ groups, leases, workloads, now: systemClock.now() });
 }

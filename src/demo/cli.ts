@@ -4,6 +4,7 @@ import { execFile, spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { systemClock } from '../time/clock.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const cliArgs = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -37,19 +38,19 @@ export async function startController(...args: string[]): Promise<RunningControl
     });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     const admin = await new Promise<string>((done, fail) => {
-        const timer = setTimeout(() => fail(new Error(`mesh-endpoints ${args[0]} printed no admin endpoint within 60 s`)), 60_000);
+        const cancelTimer = systemClock.schedule(() => fail(new Error(`mesh-endpoints ${args[0]} printed no admin endpoint within 60 s`)), 60_000);
         child.stderr!.on('data', (chunk: Buffer) => {
             const text = chunk.toString();
             const found = /admin endpoint listening on (\S+)\n?/.exec(text);
             if (found) {
-                clearTimeout(timer);
+                cancelTimer();
                 done(found[1]!);
             }
             const rest = found ? text.replace(found[0], '') : text;
             if (rest !== '') process.stderr.write(rest);
         });
         void exited.then((code) => {
-            clearTimeout(timer);
+            cancelTimer();
             fail(new Error(`mesh-endpoints ${args[0]} exited with code ${code} before it was ready`));
         });
     }).catch(async (err: Error) => {
@@ -63,9 +64,9 @@ export async function startController(...args: string[]): Promise<RunningControl
             if (child.exitCode !== null || child.signalCode !== null) return exited;
             child.kill('SIGTERM');
             // A controller that does not stop within its shutdown budget is killed.
-            const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+            const cancelKill = systemClock.schedule(() => child.kill('SIGKILL'), 15_000);
             const code = await exited;
-            clearTimeout(timer);
+            cancelKill();
             return code;
         },
     };

@@ -16,6 +16,7 @@ import { metricTotals, runCli, startController, type RunningController } from '.
 import { createExportedService, createHostnameGateway, ensureNamespace, GATEWAY_NAMESPACE, startProbeServer, type ProbeServer } from './mirror-remote.js';
 import { say, seconds, step } from './narrate.js';
 import { mirrorSlicesTable, resolutionTable, table } from './table.js';
+import { systemClock } from '../time/clock.js';
 
 const REMOTE = 'demo-remote';
 const GATEWAY_HOST = 'gateway.demo-remote.example.test';
@@ -76,7 +77,7 @@ class LocalView {
 
 /** Expects our CRDs installed on the local cluster. */
 export async function serviceMirrorDemo(local: ClusterState, localRest: KubeRest): Promise<void> {
-    const startedAt = Date.now();
+    const startedAt = systemClock.now();
     step(`starting a second cluster, "${REMOTE}", next to "${local.name}" (the local one)`);
     await down(REMOTE);
     const remoteState = await up(REMOTE);
@@ -152,7 +153,7 @@ export async function serviceMirrorDemo(local: ClusterState, localRest: KubeRest
             step(`stopping the remote cluster "${REMOTE}"`);
             await down(REMOTE);
         }
-        say(`(service-mirror part: ${seconds(Date.now() - startedAt)})`);
+        say(`(service-mirror part: ${seconds(systemClock.now() - startedAt)})`);
     }
 }
 
@@ -160,23 +161,23 @@ export async function serviceMirrorDemo(local: ClusterState, localRest: KubeRest
 async function showSteadyState(controller: RunningController): Promise<void> {
     step(`steady state: the name is re-resolved every ${TTL_SECONDS} s (its TTL) with the same answers`);
     const before = await metricTotals(controller.admin, WRITES, RESOLUTIONS);
-    const since = Date.now();
+    const since = systemClock.now();
     await eventually('three more resolutions', async () => (await metricTotals(controller.admin, RESOLUTIONS))[RESOLUTIONS]! >= before[RESOLUTIONS]! + 3, 15_000);
     const after = await metricTotals(controller.admin, WRITES, RESOLUTIONS);
-    say(`over ${seconds(Date.now() - since)}: ${after[RESOLUTIONS]! - before[RESOLUTIONS]!} resolutions, ${after[WRITES]! - before[WRITES]!} EndpointSlice writes (${WRITES})`);
+    say(`over ${seconds(systemClock.now() - since)}: ${after[RESOLUTIONS]! - before[RESOLUTIONS]!} resolutions, ${after[WRITES]! - before[WRITES]!} EndpointSlice writes (${WRITES})`);
 }
 
 /** One address replaced in DNS: the slice follows within the TTL (plus the write). */
 async function showRecordChange(dns: TestDnsServer, view: LocalView): Promise<void> {
     step('the DNS record changes: 192.0.2.11 is replaced by 192.0.2.12');
     dns.setRecords(GATEWAY_HOST, { A: [{ address: '192.0.2.10', ttl: TTL_SECONDS }, { address: '192.0.2.12', ttl: TTL_SECONDS }] });
-    const changedAt = Date.now();
+    const changedAt = systemClock.now();
     let followedAt = 0;
     await eventually(
         'the slice to follow the record',
         async () => {
             const done = (await view.endpoints()) === '192.0.2.10 ready,192.0.2.12 ready';
-            followedAt ||= done ? Date.now() : 0;
+            followedAt ||= done ? systemClock.now() : 0;
             return done;
         },
         (TTL_SECONDS + 5) * 1000,
@@ -192,18 +193,18 @@ async function showRecordChange(dns: TestDnsServer, view: LocalView): Promise<vo
 async function showNameFailing(dns: TestDnsServer, view: LocalView): Promise<void> {
     step(`the gateway name fails: the DNS server answers SERVFAIL for ${GATEWAY_HOST}`);
     dns.setBehaviour(GATEWAY_HOST, 'servfail');
-    const failedAt = Date.now();
+    const failedAt = systemClock.now();
     await eventually('the error in the Link status', async () => (await view.resolution()).some((r) => r.lastError), (TTL_SECONDS + 5) * 1000);
-    say(`after ${seconds(Date.now() - failedAt)}, Link ${REMOTE} status.gatewayResolution:`);
+    say(`after ${seconds(systemClock.now() - failedAt)}, Link ${REMOTE} status.gatewayResolution:`);
     say(resolutionTable(await view.resolution()));
     say('\nthe mirror keeps the last good addresses, ready, for the stale window (--dns-stale-window 30s), retrying with backoff:');
     say(mirrorSlicesTable(await view.slices()));
 
     step('the DNS server answers again');
     dns.setBehaviour(GATEWAY_HOST, 'normal');
-    const answeredAt = Date.now();
+    const answeredAt = systemClock.now();
     await eventually('the error cleared from the Link status', async () => (await view.resolution()).every((r) => !r.lastError), 15_000);
-    say(`after ${seconds(Date.now() - answeredAt)} (the next retry), the error is gone:`);
+    say(`after ${seconds(systemClock.now() - answeredAt)} (the next retry), the error is gone:`);
     say(resolutionTable(await view.resolution()));
     say(`\nEvents on Link ${REMOTE}:`);
     say(await view.linkEventsTable());

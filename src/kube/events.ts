@@ -9,6 +9,7 @@ import { collectionPath, Events, objectPath } from './resources.js';
 import type { KubeObject } from './store.js';
 import type { LogFn } from './log.js';
 import { rfc3339 } from '../time/format.js';
+import { systemClock } from '../time/clock.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -144,7 +145,7 @@ export class EventRecorder implements EventSink {
 
     record(obj: KubeObject, type: EventType, reason: string, message: string): void {
         if (!this.isLeader()) return;
-        const at = Date.now();
+        const at = systemClock.now();
         const decision = this.filter.decide(obj, type, reason, message, at);
         if (decision.action === 'spam') return this.count('spam');
         const meta = obj.metadata ?? {};

@@ -9,6 +9,7 @@ import type { RateLimiter } from './ratelimit.js';
 import { retryLogLevel } from './errors.js';
 import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
+import { every } from '../time/clock.js';
 
 export interface LeaderQueueOptions<K extends string> {
     name: string;
@@ -30,7 +31,7 @@ export class LeaderQueue<K extends string> {
     private draining: Promise<void> = Promise.resolve();
     /** Keys that exhausted their retries this term, queued again at the next resync. */
     private readonly dropped = new Set<K>();
-    private resyncTimer: NodeJS.Timeout | undefined;
+    private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: LeaderQueueOptions<K>) {}
 
@@ -62,7 +63,7 @@ export class LeaderQueue<K extends string> {
         this.queue = queue;
         this.dropped.clear(); // the new term syncs every key anyway
         for (const key of keys) queue.add(key);
-        if (this.opts.resyncMs) this.resyncTimer = setInterval(() => this.requeueDropped(), this.opts.resyncMs);
+        if (this.opts.resyncMs) this.stopResync = every(() => this.requeueDropped(), this.opts.resyncMs);
         const previous = this.draining;
         this.workers = previous.then(() =>
             runWorkers(queue, workers, sync, (failure) => this.failed(failure), { maxRetries: this.opts.maxRetries }),
@@ -89,7 +90,7 @@ export class LeaderQueue<K extends string> {
         const [queue, workers] = [this.queue, this.workers];
         this.queue = undefined;
         this.workers = undefined;
-        clearInterval(this.resyncTimer);
+        this.stopResync?.();
         if (!queue) return this.draining;
         this.draining = (async () => {
             await queue.shutDownWithDrain();

@@ -17,6 +17,7 @@ import type { KubeRest } from './rest.js';
 import { isConflict, isNotFound, isUnanswered } from './errors.js';
 import { collectionPath, Leases, objectPath } from './resources.js';
 import { microTime } from '../time/format.js';
+import { systemClock } from '../time/clock.js';
 
 export interface LeaseSpec {
     holderIdentity?: string | null;
@@ -91,7 +92,7 @@ export class LeaderElector {
     private loop: Promise<void> | undefined;
     /** Aborts the lease requests of the round in flight (at the deadline, or at stop). */
     private round: AbortController | undefined;
-    private stepDownTimer: NodeJS.Timeout | undefined;
+    private cancelStepDown: (() => void) | undefined;
     private readonly unansweredRun = new UnansweredRun();
 
     constructor(
@@ -128,7 +129,7 @@ export class LeaderElector {
         this.round?.abort(new Error('stopping'));
         this.wake?.();
         await this.loop;
-        clearTimeout(this.stepDownTimer);
+        this.cancelStepDown?.();
         if (this.leading) {
             this.setLeading(false);
             // A hung apiserver must not hold up a shutdown.
@@ -142,9 +143,9 @@ export class LeaderElector {
 
     private sleep(ms: number): Promise<void> {
         return new Promise((resolve) => {
-            const timer = setTimeout(resolve, ms);
+            const cancel = systemClock.schedule(resolve, ms);
             this.wake = () => {
-                clearTimeout(timer);
+                cancel();
                 resolve();
             };
         });
@@ -161,7 +162,7 @@ export class LeaderElector {
             const budget = this.leading ? this.lastRenewStartedAt + this.renewDeadlineMs - startedAt : this.renewDeadlineMs;
             const round = new AbortController();
             this.round = round;
-            const timer = setTimeout(() => round.abort(new Error('renew deadline reached')), Math.max(0, budget));
+            const cancelDeadline = systemClock.schedule(() => round.abort(new Error('renew deadline reached')), Math.max(0, budget));
             let answered = true;
             const ok = await this.tryAcquireOrRenew(round.signal)
                 .catch((err: Error) => {
@@ -169,7 +170,7 @@ export class LeaderElector {
                     answered = !isUnanswered(err);
                     return false;
                 })
-                .finally(() => clearTimeout(timer));
+                .finally(cancelDeadline);
             this.round = undefined;
             if (this.stopped) break;
             const since = this.unansweredRun.outcome(startedAt, answered);
@@ -188,9 +189,9 @@ export class LeaderElector {
 
     /** Steps down at the deadline of the last renew, whether or not a request is still pending. */
     private armStepDown(): void {
-        clearTimeout(this.stepDownTimer);
+        this.cancelStepDown?.();
         const left = this.lastRenewStartedAt + this.renewDeadlineMs - performance.now();
-        this.stepDownTimer = setTimeout(() => {
+        this.cancelStepDown = systemClock.schedule(() => {
             if (!this.leading) return;
             if (this.isLeader()) return this.armStepDown(); // a timer may fire a fraction early
             this.round?.abort(new Error('renew deadline reached'));
@@ -200,7 +201,7 @@ export class LeaderElector {
 
     /** renewDeadline passed without a successful renew: step down before anyone else may acquire the lease. */
     private stepDown(): void {
-        clearTimeout(this.stepDownTimer);
+        this.cancelStepDown?.();
         this.log('warn', 'failed to renew the lease within renewDeadline');
         this.setLeading(false);
     }

@@ -12,6 +12,7 @@ import type { KubeRest } from './rest.js';
 import type { EventSink } from './events.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
 import type { KubeObject } from './store.js';
+import { backgroundClock, sleep, systemClock } from '../time/clock.js';
 
 export const METRICS_PREFIX = 'mesh_endpoints_';
 
@@ -72,8 +73,6 @@ export interface ManagerOptions {
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 /** A second short of the 10 s we promise, so the exit itself fits too. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 9_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class Manager {
     readonly registry: Registry;
@@ -201,7 +200,7 @@ export class Manager {
         this.stopping ??= (async () => {
             this.leaderGauge.set(0);
             const drained = Promise.all(this.runnables.map((r) => r.stopLeading()));
-            const inTime = await Promise.race([drained.then(() => true), sleep(this.opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS).then(() => false)]);
+            const inTime = await Promise.race([drained.then(() => true), sleep(this.opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS, backgroundClock).then(() => false)]);
             if (!inTime) {
                 this.opts.logger.warn('items in hand did not finish in time; aborting their requests');
                 this.opts.rest.close();
@@ -231,17 +230,17 @@ export class Manager {
         if (this.stopping) return exit(1);
         this.opts.logger.info({ signal }, 'shutting down');
         const limit = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-        const lastResort = setTimeout(() => {
+        const cancelLastResort = systemClock.schedule(() => {
             this.opts.logger.error({ timeoutMs: limit }, 'shutdown did not finish in time; exiting');
             exit(1);
         }, limit);
         this.stop().then(
             () => {
-                clearTimeout(lastResort);
+                cancelLastResort();
                 exit(0);
             },
             (err: Error) => {
-                clearTimeout(lastResort);
+                cancelLastResort();
                 this.opts.logger.error({ err }, 'shutdown failed');
                 exit(1);
             },

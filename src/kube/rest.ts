@@ -19,6 +19,7 @@ import { TokenBucket } from './ratelimit.js';
 import type { ResourceType } from './resources.js';
 import { userAgent } from './version.js';
 import { readLines, type WatchBounds } from './watch-framing.js';
+import { systemClock } from '../time/clock.js';
 
 export interface KubeRestOptions {
     /** Names the component in the User-Agent (see userAgent). */
@@ -198,12 +199,12 @@ export class KubeRest {
     /** Waits `delay` ms for a token of the client-side rate limit; an abort ends the wait. */
     private throttle(delay: number, cancellation: Cancellation): Promise<void> {
         return new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => {
+            const cancel = systemClock.schedule(() => {
                 cancellation.onCancelled(undefined);
                 resolve();
             }, delay);
             cancellation.onCancelled((reason) => {
-                clearTimeout(timer);
+                cancel();
                 reject(new ApiError(0, 'Transport', `request aborted while rate limited: ${String(reason)}`));
             });
         });
@@ -257,14 +258,14 @@ export class KubeRest {
         const cancellation = new Cancellation();
         const { signal, timeoutMs } = o;
         const onCallerAbort = signal && (() => cancellation.cancel(signal.reason));
-        const timer = timeoutMs ? setTimeout(() => cancellation.cancel(new Error(`no response within ${timeoutMs} ms`)), timeoutMs) : undefined;
+        const cancelDeadline = timeoutMs ? systemClock.schedule(() => cancellation.cancel(new Error(`no response within ${timeoutMs} ms`)), timeoutMs) : undefined;
         if (signal?.aborted) onCallerAbort!();
         else if (onCallerAbort) signal!.addEventListener('abort', onCallerAbort, { once: true });
         this.inFlight.add(cancellation);
         return {
             cancellation,
             release: () => {
-                clearTimeout(timer);
+                cancelDeadline?.();
                 if (onCallerAbort) signal!.removeEventListener('abort', onCallerAbort);
                 this.inFlight.delete(cancellation);
             },
@@ -282,7 +283,7 @@ export class KubeRest {
         }
         // No await where nothing is waited for (no rate limit, fixed credentials): each await
         // is a turn behind the other workers' microtasks before the request goes out.
-        const delay = this.limiter?.when('', Date.now()) ?? 0;
+        const delay = this.limiter?.when('', systemClock.now()) ?? 0;
         if (delay > 0) await this.throttle(delay, cancellation);
         const credentials = this.fixedCredentials ?? (await this.credentials());
         const opts = this.options(method, withQuery(path, o.query), headers, credentials);

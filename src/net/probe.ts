@@ -6,6 +6,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, isIP } from 'node:net';
+import { systemClock } from '../time/clock.js';
 
 export interface ProbeResult {
     ok: boolean;
@@ -120,15 +121,15 @@ function settleOnce(
     const started = performance.now();
     return new Promise((resolve) => {
         let settled = false;
-        let timer: NodeJS.Timeout | undefined;
+        let cancelTimer: (() => void) | undefined;
         const finish = (ok: boolean, detail: string) => {
             if (settled) return;
             settled = true;
-            clearTimeout(timer);
+            cancelTimer?.();
             resolve({ ok, latencyMs: performance.now() - started, detail });
         };
         const cleanup = start(finish);
-        timer = setTimeout(() => {
+        cancelTimer = systemClock.schedule(() => {
             finish(false, `no answer from ${where} within ${timeoutMs} ms`);
             cleanup();
         }, timeoutMs);

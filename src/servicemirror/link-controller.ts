@@ -37,6 +37,7 @@ import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
+import { systemClock } from '../time/clock.js';
 import type { ClusterSet, RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
 
 /** A unit of a Link's work: the mirror of one remote Service, or the Link's status. */
@@ -276,7 +277,7 @@ export class LinkController {
      */
     private unserved(): void {
         if (this.unservedSince !== undefined) return;
-        this.unservedSince = Date.now();
+        this.unservedSince = systemClock.now();
         this.work.addAfter(UNSERVED_WORK, this.deps.policy.staleWindowMs + 1);
     }
 
@@ -284,7 +285,7 @@ export class LinkController {
     private async withdrawReadiness(): Promise<ReconcileResult> {
         if (this.unservedSince === undefined) return;
         // Queued for an earlier term of being unserved (served in between): the window runs on.
-        const dueMs = this.unservedSince + this.deps.policy.staleWindowMs + 1 - Date.now();
+        const dueMs = this.unservedSince + this.deps.policy.staleWindowMs + 1 - systemClock.now();
         if (dueMs > 0) return { requeueAfterMs: dueMs };
         if ((await this.deps.mirrors.withdrawReadiness(this.mirrorsOfLink())) === 0) return;
         this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
@@ -307,7 +308,7 @@ export class LinkController {
             exportsSynced: () => this.publishRemote(),
             synced: () => {
                 if (!this.remoteHealth) {
-                    this.remoteHealth = { readable: true, since: Date.now() };
+                    this.remoteHealth = { readable: true, since: systemClock.now() };
                     this.deps.metrics.remoteReadable.set(this.labels(), 1);
                 }
                 this.maybeReady();
@@ -329,7 +330,7 @@ export class LinkController {
     private onRemoteHealth(error: string | undefined): void {
         const before = this.remoteHealth;
         if (error !== undefined && before?.readable === false && remoteFailureReason(error) === remoteFailureReason(before.error ?? '')) return;
-        const since = before?.readable === (error === undefined) ? before.since : Date.now();
+        const since = before?.readable === (error === undefined) ? before.since : systemClock.now();
         this.remoteHealth = error === undefined ? { readable: true, since } : { readable: false, since, error };
         this.deps.metrics.remoteReadable.set(this.labels(), error === undefined ? 1 : 0);
         if (error === undefined) {

@@ -30,7 +30,19 @@ export function every(fn: () => void, ms: number): () => void {
     return () => clearInterval(timer);
 }
 
-/** Resolves after `ms` on `clock` (backgroundClock: a wait that alone must not keep the process alive). */
-export function sleep(ms: number, clock: Clock = systemClock): Promise<void> {
-    return new Promise((resolve) => clock.schedule(resolve, ms));
+/**
+ * Resolves after `ms` on `clock` (backgroundClock: a wait that alone must not keep the process
+ * alive), or at once when `signal` aborts: a wait is never what keeps a stop waiting.
+ */
+export function sleep(ms: number, clock: Clock = systemClock, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+            cancel();
+            signal?.removeEventListener('abort', done);
+            resolve();
+        };
+        const cancel = clock.schedule(done, ms);
+        signal?.addEventListener('abort', done, { once: true });
+    });
 }

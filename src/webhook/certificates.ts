@@ -19,6 +19,7 @@ import { collectionPath, objectPath, Secrets } from '../kube/resources.js';
 import { certFacts, splitPem, type KeyPair, type ServingBundle } from './certs.js';
 import { conversionPatch, type CrdConversion, type WebhookService } from './crd-conversion.js';
 import { decideRenewal, DEFAULT_RENEWAL, issue, type RenewalPolicy } from './renewal.js';
+import { backgroundClock, sleep } from '../time/clock.js';
 
 export type CertificateSource =
     | { kind: 'self-signed'; secretName: string; hosts: string[]; policy?: RenewalPolicy }
@@ -76,7 +77,7 @@ function secretOfBundle(name: string, bundle: ServingBundle, current?: SecretObj
 
 export class WebhookCertificates {
     private current: ServingBundle | undefined;
-    private timer: NodeJS.Timeout | undefined;
+    private cancelTimer: (() => void) | undefined;
     private running = false;
     private inFlight: Promise<void> | undefined;
     private crdNoticeLogged = false;
@@ -99,21 +100,21 @@ export class WebhookCertificates {
             } catch (err) {
                 if (!this.running) return;
                 this.opts.logger.error({ err }, 'webhook certificate not ready; retrying');
-                await new Promise((r) => setTimeout(r, delay).unref());
+                await sleep(delay, backgroundClock);
             }
         }
     }
 
     async stop(): Promise<void> {
         this.running = false;
-        clearTimeout(this.timer);
+        this.cancelTimer?.();
         await this.inFlight;
     }
 
     private scheduleAfter(renewInMs: number | undefined): void {
         if (!this.running) return;
         const delay = Math.max(1000, Math.min(this.opts.checkIntervalMs, renewInMs ?? Infinity));
-        this.timer = setTimeout(() => {
+        this.cancelTimer = backgroundClock.schedule(() => {
             this.inFlight = this.check()
                 .then(
                     (next) => this.scheduleAfter(next),
@@ -124,7 +125,6 @@ export class WebhookCertificates {
                 )
                 .finally(() => (this.inFlight = undefined));
         }, delay);
-        this.timer.unref();
     }
 
     /** One round; resolves with the time until the next check is due sooner than the interval, if it is. */

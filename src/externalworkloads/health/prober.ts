@@ -30,6 +30,7 @@ import type { HealthCheckMetrics } from './metrics.js';
 import { describeTarget, workloadProbe, type ProbeSpec, type ProbeTarget } from './probe-spec.js';
 import { afterProbe, initialProbeState, readyToWrite, storedReadyStatus, type ProbeState } from './readiness.js';
 import type { ReadyWriter } from './ready-writer.js';
+import { backgroundClock, systemClock } from '../../time/clock.js';
 
 /**
  * Probes at once by default. 10 000 workloads every 10 s are 1 000 probes/s, a few ms each:
@@ -78,7 +79,7 @@ interface Probed {
     storedStatus: string | undefined;
     /** What the latest probe found, for the condition's message. */
     last?: ProbeResult;
-    timer?: NodeJS.Timeout;
+    cancelTimer?: () => void;
 }
 
 export class HealthProber {
@@ -125,7 +126,7 @@ export class HealthProber {
     async stop(): Promise<void> {
         this.leading = false;
         this.abort.abort();
-        for (const p of this.probed.values()) clearTimeout(p.timer);
+        for (const p of this.probed.values()) p.cancelTimer?.();
         this.probed.clear();
         this.invalid.clear();
         this.refused.clear();
@@ -154,7 +155,7 @@ export class HealthProber {
             current.storedStatus = storedStatus;
             return;
         }
-        if (current) clearTimeout(current.timer);
+        current?.cancelTimer?.();
         const { spec, host, port, identity } = wanted;
         const { namespace, name } = workload.metadata;
         const probed: Probed = { key, namespace, name, spec, host, port, identity, state: initialProbeState(storedStatus), storedStatus };
@@ -188,23 +189,22 @@ export class HealthProber {
         this.refused.delete(key);
         const probed = this.probed.get(key);
         if (!probed) return;
-        clearTimeout(probed.timer);
+        probed.cancelTimer?.();
         this.probed.delete(key);
         this.updateGauges();
     }
 
     private schedule(probed: Probed, delayMs: number): void {
-        probed.timer = setTimeout(() => {
+        probed.cancelTimer = backgroundClock.schedule(() => {
             const work = this.round(probed).catch((err: unknown) => this.deps.logger.error({ workload: probed.key, err }, 'probe round failed'));
             this.inFlight.add(work);
             void work.then(() => this.inFlight.delete(work));
         }, delayMs);
-        probed.timer.unref();
     }
 
     /** One probe and its result counted, the workload queued for a write if its condition must change; the next probe is due a period after this one was. */
     private async round(probed: Probed): Promise<void> {
-        const due = Date.now();
+        const due = systemClock.now();
         await this.slots.acquire();
         let result: ProbeResult;
         try {
@@ -219,7 +219,7 @@ export class HealthProber {
         probed.state = afterProbe(probed.state, result.ok, probed.spec);
         probed.last = result;
         if (readyToWrite(probed.state, probed.storedStatus) !== undefined) this.writes.add(probed.key);
-        this.schedule(probed, Math.max(0, due + probed.spec.periodMs - Date.now()));
+        this.schedule(probed, Math.max(0, due + probed.spec.periodMs - systemClock.now()));
     }
 
     private isCurrent(probed: Probed): boolean {

@@ -17,6 +17,7 @@ import type { ServiceMirrorMetrics } from './metrics.js';
 import type { ProbeCidr } from '../../ip/probe-target.js';
 import { hostPort, type ProbeAddressOverride } from '../../net/probe.js';
 import { ProbeWorker } from './probe.js';
+import { systemClock } from '../../time/clock.js';
 
 export interface LinkGatewayDeps {
     /** The Link's name, for Events and metric labels. */
@@ -115,7 +116,7 @@ export class LinkGateway {
         const seeds = new Map(this.watcher?.states ?? []);
         if (relabelled || names.length === 0) this.stopWatcher(previous);
         if (names.length === 0) return;
-        const now = Date.now();
+        const now = systemClock.now();
         const recorded = new Map(this.deps.recorded().map((entry) => [entry.name, entry]));
         const remembered = this.deps.remembered;
         for (const name of names) {
@@ -153,7 +154,7 @@ export class LinkGateway {
             override: this.deps.probeOverride,
             allowCidrs: this.deps.probeAllowCidrs,
             targets: () => {
-                const all = this.addresses(['IPv4', 'IPv6'], Date.now());
+                const all = this.addresses(['IPv4', 'IPv6'], systemClock.now());
                 return [...all.filter((a) => a.ready), ...all.filter((a) => !a.ready)].map((a) => a.address).concat(this.unpublishedIPs);
             },
             onTarget: (target) => {

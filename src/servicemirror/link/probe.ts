@@ -14,6 +14,7 @@
 import { probeTarget, refusedTargets, type ProbeCidr } from '../../ip/probe-target.js';
 import { probeHttp, type ProbeAddressOverride, type ProbeResult } from '../../net/probe.js';
 import type { LinkProbe } from '../api/link.js';
+import { backgroundClock } from '../../time/clock.js';
 
 /** One GET; success is a 200, as in Linkerd. Never throws. */
 export function probeOnce(host: string, port: number, path: string, timeoutMs: number): Promise<ProbeResult> {
@@ -40,7 +41,7 @@ export interface ProbeWorkerOptions {
 }
 
 export class ProbeWorker {
-    private timer: NodeJS.Timeout | undefined;
+    private cancelTimer: (() => void) | undefined;
     private running = false;
     private failures = 0;
     private isAlive = true;
@@ -61,20 +62,19 @@ export class ProbeWorker {
 
     async stop(): Promise<void> {
         this.running = false;
-        clearTimeout(this.timer);
+        this.cancelTimer?.();
         await this.inFlight;
     }
 
     private schedule(delayMs: number): void {
         if (!this.running) return;
-        this.timer = setTimeout(() => {
+        this.cancelTimer = backgroundClock.schedule(() => {
             this.inFlight = this.round().finally(() => {
                 this.inFlight = undefined;
                 const jitter = 1 + 0.1 * (this.opts.random ?? Math.random)();
                 this.schedule(this.opts.probe.periodMs * jitter);
             });
         }, delayMs);
-        this.timer.unref();
     }
 
     private async round(): Promise<void> {
