@@ -66,6 +66,14 @@ export class InvalidError extends Error {
     }
 }
 
+/** A planned EndpointSlice the apiserver would refuse: a bug or input no check caught, so it is not retried (slice-writer.ts). */
+export class InvalidSliceError extends InvalidError {
+    override readonly name = 'InvalidSliceError';
+    constructor(message: string) {
+        super(message, 'InvalidEndpointSlice');
+    }
+}
+
 /**
  * What retrying can do about a failure (controller.ts acts on it):
  * - conflict (409: the object changed under the write): run again at once, the first time;

@@ -11,20 +11,12 @@ import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
-import { InvalidError, isNotFound } from './errors.js';
+import { InvalidSliceError, isNotFound } from './errors.js';
 import { InFlight } from './own-writes.js';
 import type { KubeRest } from './rest.js';
 import type { WriteOpts } from './leader-guard.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { Pacer } from './pacer.js';
-
-/** A planned slice the apiserver would refuse: a bug or input no check caught, so it is not retried (kube/controller.ts). */
-export class InvalidSliceError extends InvalidError {
-    override readonly name = 'InvalidSliceError';
-    constructor(message: string) {
-        super(message, 'InvalidEndpointSlice');
-    }
-}
 
 export interface SliceWriterOptions {
     rest: KubeRest;
