@@ -3,6 +3,7 @@
 import { collectionPath, ExternalWorkloadGroups, ExternalWorkloads, Leases, objectPath } from '../../src/kube/resources.js';
 import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { KubeRest } from '../../src/kube/rest.js';
+import { isNotFound } from '../../src/kube/errors.js';
 import { applyObjects, renderChart } from '../../src/testing/chart.js';
 import { kubeconfigForToken, type ClusterState } from '../../src/testing/cluster.js';
 import { microTime } from '../../src/time/format.js';
@@ -80,7 +81,7 @@ export async function getWorkload(rest: KubeRest, ns: string, name: string): Pro
     try {
         return await rest.get<MaterialisedWorkload>(objectPath(ExternalWorkloads, ns, name));
     } catch (err) {
-        if ((err as { code?: number }).code === 404) return undefined;
+        if (isNotFound(err)) return undefined;
         throw err;
     }
 }
@@ -98,7 +99,7 @@ export async function leaseExists(rest: KubeRest, ns: string, name: string): Pro
         await rest.get(objectPath(Leases, ns, name));
         return true;
     } catch (err) {
-        if ((err as { code?: number }).code === 404) return false;
+        if (isNotFound(err)) return false;
         throw err;
     }
 }
