@@ -10,7 +10,7 @@
 // that its list/watch loop reads as one, and every timer of a watch's life is in one place.
 import { systemClock } from '../time/clock.js';
 import type { ResourceType } from './resources.js';
-import type { ServerCopy } from './rest.js';
+import type { ServerCopy } from './server-copies.js';
 
 export type LogFn = (level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 

@@ -6,7 +6,7 @@
 // rate limit (client-go's QPS/burst token bucket), a User-Agent naming the component, and
 // close() aborting every request in flight so a shutdown never waits on a hung apiserver.
 // Transport only: what a failure means is errors.ts's, the leader guard leader-guard.ts's, a
-// watch's lines watch-framing.ts's.
+// watch's lines watch-framing.ts's, who is told what an answer shows server-copies.ts's.
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConfig } from './kubeconfig.js';
 import { Agent, request, type RequestOptions } from 'node:https';
@@ -17,6 +17,7 @@ import { ApiError, NotLeaderError, statusError } from './errors.js';
 import { checkLeader, type WriteOpts } from './leader-guard.js';
 import { TokenBucket } from './ratelimit.js';
 import type { ResourceType } from './resources.js';
+import { ServerCopies, type ServerCopy } from './server-copies.js';
 import { userAgent } from './version.js';
 import { readLines, type WatchBounds } from './watch-framing.js';
 import { systemClock } from '../time/clock.js';
@@ -62,21 +63,6 @@ export interface RequestOpts extends WriteOpts {
     /** Told the size of the answer's body, once read. */
     bodyBytes?: (bytes: number) => void;
 }
-
-/**
- * What an answer about one object shows of the server's copy (KubeRest.onServerCopy): its
- * resourceVersion, or with `conflict` (a write refused with 409) that it is not at the version
- * the write was planned from (when the write named one).
- */
-export interface ServerCopy {
-    namespace: string | undefined;
-    name: string;
-    resourceVersion: string | undefined;
-    conflict: boolean;
-}
-
-/** group, namespace, plural and name of an object's path (a subresource's too). */
-const OBJECT_PATH = /^\/(?:api|apis\/([^/]+))\/[^/]+(?:\/namespaces\/([^/]+))?\/([^/]+)\/([^/]+)(?:\/[^/]+)?$/;
 
 /** What each request carries of the user's credentials (the TLS material is the agent's). */
 interface Credentials {
@@ -144,8 +130,8 @@ export class KubeRest {
     private readonly timeoutMs: number;
     /** Every request and watch in flight, for close() to abort. */
     private readonly inFlight = new Set<Cancellation>();
-    /** By group/plural; shared with forks, whose answers are of the same cluster. */
-    private copyListeners = new Map<string, Set<(copy: ServerCopy) => void>>();
+    /** Shared with forks, whose answers are of the same cluster. */
+    private copies = new ServerCopies();
 
     constructor(
         readonly kubeConfig: KubeConfig,
@@ -165,35 +151,16 @@ export class KubeRest {
     /** Another client for the same cluster and user, with its own connections and rate limit. */
     fork(options: KubeRestOptions): KubeRest {
         const forked = new KubeRest(this.kubeConfig, { ...this.settings, ...options });
-        forked.copyListeners = this.copyListeners;
+        forked.copies = this.copies;
         return forked;
     }
 
     /**
      * Tells `listener` of each object of the resource an answer to this client (or a fork)
-     * shows: a GET, PUT, PATCH or DELETE of it, or such a write refused with 409. So an informer
-     * learns that the server is ahead of its cache from any writer's requests, and no writer
-     * needs to know of the informer.
+     * shows (ServerCopies.on).
      */
     onServerCopy(resource: Pick<ResourceType, 'group' | 'plural'>, listener: (copy: ServerCopy) => void): () => void {
-        const key = `${resource.group}/${resource.plural}`;
-        const listeners = this.copyListeners.get(key) ?? new Set();
-        this.copyListeners.set(key, listeners.add(listener));
-        return () => listeners.delete(listener);
-    }
-
-    /** `object`: the answer, or for a 409 the refused write's body (its resourceVersion is what it was planned from). */
-    private showCopy(method: string, path: string, conflict: boolean, object: unknown): void {
-        // A create's object is in no cache yet.
-        if (this.copyListeners.size === 0 || method === 'POST') return;
-        const m = OBJECT_PATH.exec(path);
-        const listeners = m ? this.copyListeners.get(`${m[1] ?? ''}/${m[3]}`) : undefined;
-        if (!m || !listeners?.size) return;
-        const { metadata, preconditions } = (object ?? {}) as { metadata?: { name?: string; resourceVersion?: string }; preconditions?: { resourceVersion?: string } };
-        // An answer naming no object is a list or a Status (a namespaced collection's path reads as a Namespace's subresource).
-        if (!conflict && !metadata?.name) return;
-        const copy = { namespace: m[2] && decodeURIComponent(m[2]), name: decodeURIComponent(m[4]!), resourceVersion: metadata?.resourceVersion ?? preconditions?.resourceVersion, conflict };
-        for (const listener of listeners) listener(copy);
+        return this.copies.on(resource, listener);
     }
 
     /** Waits `delay` ms for a token of the client-side rate limit; an abort ends the wait. */
@@ -316,12 +283,12 @@ export class KubeRest {
         const code = res.statusCode ?? 0;
         if (isRedirect(res)) throw redirectError(method, path, res);
         if (code < 200 || code > 299) {
-            if (code === 409) this.showCopy(method, path, true, o.body);
+            if (code === 409) this.copies.show(method, path, true, o.body);
             const retryAfter = res.headers['retry-after'];
             throw statusError(code, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
         }
         const answer = (text ? JSON.parse(text) : {}) as T;
-        this.showCopy(method, path, false, answer);
+        this.copies.show(method, path, false, answer);
         return answer;
     }
 
