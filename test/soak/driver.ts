@@ -1,13 +1,17 @@
 // The soak's driver: random changes to what the controllers read. Local ExternalWorkloads and
 // the Services selecting them; remote Services and their export label; the DNS answers of the
-// gateway name. It keeps a rough model only to choose sensible actions: the cluster is the
-// truth (the final check reads it), and a failed write (an apiserver restarting) is counted.
-import { collectionPath, EndpointSlices, ExternalWorkloads, objectPath, Services } from '../../src/kube/resources.js';
+// gateway name. MCS: local Services of the remote ones' names (ports that conflict with theirs
+// at times), ServiceExports beside local and remote Services and their removal, a Service
+// deleted under its export; and, rarely and for a few seconds, the Link removed and created
+// again. It keeps a rough model only to choose sensible actions: the cluster is the truth (the
+// final check reads it), and a failed write (an apiserver restarting) is counted.
+import { collectionPath, EndpointSlices, ExternalWorkloads, Links, objectPath, Services } from '../../src/kube/resources.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { TestRecord } from '../../src/testing/dns-server.js';
 import { EXPORTED } from '../integration/mirror-support.js';
-import { APP_NS, EW_NS, GATEWAY_NAME, type SoakEnv } from './env.js';
+import { APP_NS, EW_NS, GATEWAY_NAME, LINK, linkBody, SYSTEM_NS, type SoakEnv } from './env.js';
+import { LOCAL_PORTS, LOCAL_SLICE_PORTS, ServiceExportType, UPSTREAM_MANAGED_BY } from './mcs.js';
 import type { History } from './history.js';
 import type { Random } from './random.js';
 
@@ -23,6 +27,12 @@ const MAX_SERVICES = 4;
 const MAX_REMOTE = 4;
 /** DNS outages come in this share of the steps; the rest change the answer. */
 const OUTAGE_CHANCE = 0.3;
+/** Local Services in the app namespace (MCS exporters beside the remote ones). */
+const MAX_LOCAL = 4;
+/** The Link is removed rarely (the first time 20-50 s in, then every 90-240 s) and briefly. */
+const LINK_FIRST_MS = [20_000, 50_000] as const;
+const LINK_GAP_MS = [90_000, 240_000] as const;
+const LINK_DOWN_MS = [2000, 6000] as const;
 
 interface Workload {
     app: string;
@@ -37,6 +47,10 @@ export class Driver {
     private readonly workloads = new Map<string, Workload>();
     private readonly services = new Set<string>();
     private readonly remotes = new Map<string, { exported: boolean }>();
+    /** Local Services of the app namespace (MCS), by name. */
+    private readonly locals = new Set<string>();
+    /** ServiceExports, by cluster. */
+    private readonly exports = { local: new Set<string>(), remote: new Set<string>() };
     private loops: Promise<void>[] = [];
 
     constructor(
@@ -46,10 +60,10 @@ export class Driver {
     ) {}
 
     start(): void {
-        this.loops = [this.objectLoop(), this.dnsLoop()];
+        this.loops = [this.objectLoop(), this.dnsLoop(), this.linkLoop()];
     }
 
-    /** Stops changing things and leaves the gateway name answering. */
+    /** Stops changing things and leaves the gateway name answering (and the Link in place). */
     async stop(): Promise<void> {
         this.stopped = true;
         await Promise.all(this.loops);
@@ -64,8 +78,9 @@ export class Driver {
 
     private async objectLoop(): Promise<void> {
         while (!this.stopped) {
-            const action = this.random.weighted({ workload: 6, service: 2, remote: 3 });
-            const kind = action === 'workload' ? this.workloadChange() : action === 'service' ? this.serviceChange() : this.remoteChange();
+            const action = this.random.weighted({ workload: 6, service: 2, remote: 3, mcs: 4 });
+            const kind =
+                action === 'workload' ? this.workloadChange() : action === 'service' ? this.serviceChange() : action === 'remote' ? this.remoteChange() : this.mcsChange();
             try {
                 await kind.run();
                 this.history.change(kind.name);
@@ -232,6 +247,133 @@ export class Driver {
             .catch((err) => {
                 if (!isAlreadyExists(err)) throw err;
             });
+    }
+
+    /**
+     * MCS: a local Service (of a remote one's name more often than not), its ports changed
+     * (`http` 80 or 8080: a conflict with the remote's 80 at times), deleted (under its export
+     * when it has one); a ServiceExport created beside a local or remote Service, or removed.
+     */
+    private mcsChange(): { name: string; run: () => Promise<void> } {
+        const locals = [...this.locals];
+        const op = this.random.weighted({
+            'local-create': locals.length < MAX_LOCAL ? (locals.length < 2 ? 4 : 1) : 0,
+            'local-delete': locals.length > 1 ? 1 : 0,
+            'local-ports': locals.length > 0 ? 2 : 0,
+            export: 3,
+            unexport: this.exports.local.size + this.exports.remote.size > 0 ? 2 : 0,
+        });
+        const path = (name: string) => objectPath(Services, APP_NS, name);
+        if (op === 'local-create') {
+            const remotes = [...this.remotes.keys()].filter((n) => !this.locals.has(n));
+            const fresh = remotes.length > 0 && this.random.chance(0.7) ? this.random.pick(remotes) : `r-${this.random.int(1, 9)}`;
+            return { name: 'mcs-local-create', run: () => this.createLocal(fresh) };
+        }
+        if (op === 'local-delete') {
+            const exported = locals.filter((n) => this.exports.local.has(n));
+            const name = exported.length > 0 && this.random.chance(0.7) ? this.random.pick(exported) : this.random.pick(locals);
+            return {
+                name: this.exports.local.has(name) ? 'mcs-local-delete-under-export' : 'mcs-local-delete',
+                run: async () => {
+                    await this.forget(this.locals, name, this.local.delete(path(name)));
+                    this.locals.delete(name);
+                    await this.local.delete(objectPath(EndpointSlices, APP_NS, `${name}-upstream`)).catch((err) => {
+                        if (!isNotFound(err)) throw err;
+                    });
+                },
+            };
+        }
+        if (op === 'local-ports') {
+            const name = this.random.pick(locals);
+            const ports = this.random.pick(LOCAL_PORTS);
+            return { name: 'mcs-local-ports', run: () => this.forget(this.locals, name, this.local.mergePatch(path(name), { spec: { ports } })) };
+        }
+        const cluster = this.random.chance(0.5) ? 'local' : 'remote';
+        const exports = this.exports[cluster];
+        const rest = cluster === 'local' ? this.local : this.remote;
+        if (op === 'export') {
+            const services = cluster === 'local' ? locals : [...this.remotes.keys()];
+            const candidates = services.filter((n) => !exports.has(n));
+            // Now and then an export of no Service (invalid until one of its name appears).
+            const name = candidates.length > 0 && this.random.chance(0.9) ? this.random.pick(candidates) : `r-${this.random.int(1, 9)}`;
+            return {
+                name: `mcs-export-${cluster}`,
+                run: async () => {
+                    await rest.create(collectionPath(ServiceExportType, APP_NS), { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name } }).catch((err) => {
+                        if (isAlreadyExists(err)) exports.add(name);
+                        throw err;
+                    });
+                    exports.add(name);
+                },
+            };
+        }
+        const names: ['local' | 'remote', string][] = [...[...this.exports.local].map((n) => ['local', n] as ['local', string]), ...[...this.exports.remote].map((n) => ['remote', n] as ['remote', string])];
+        const [from, name] = this.random.pick(names);
+        return {
+            name: `mcs-unexport-${from}`,
+            run: async () => {
+                await this.forget(this.exports[from], name, (from === 'local' ? this.local : this.remote).delete(objectPath(ServiceExportType, APP_NS, name)));
+                this.exports[from].delete(name);
+            },
+        };
+    }
+
+    /** A local Service with one ready endpoint in a slice as upstream's controller would write it (MCS copies those). */
+    private async createLocal(name: string): Promise<void> {
+        await this.local.create(collectionPath(Services, APP_NS), { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: this.random.pick(LOCAL_PORTS) } }).catch((err) => {
+            if (isAlreadyExists(err)) this.locals.add(name);
+            throw err;
+        });
+        this.locals.add(name);
+        await this.local
+            .create(collectionPath(EndpointSlices, APP_NS), {
+                apiVersion: 'discovery.k8s.io/v1',
+                kind: 'EndpointSlice',
+                metadata: { name: `${name}-upstream`, labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': UPSTREAM_MANAGED_BY } },
+                addressType: 'IPv4',
+                endpoints: [{ addresses: [`10.2.0.${this.random.int(1, 200)}`], conditions: { ready: true } }],
+                ports: LOCAL_SLICE_PORTS,
+            })
+            .catch((err) => {
+                if (!isAlreadyExists(err)) throw err;
+            });
+    }
+
+    /**
+     * The Link removed for a few seconds, then the same Link created again (a new object: its
+     * status starts empty). Each step is retried until it is done (an apiserver may be
+     * restarting); the Link is always back when the loop ends.
+     */
+    private async linkLoop(): Promise<void> {
+        const path = objectPath(Links, SYSTEM_NS, LINK);
+        await this.sleep(this.random.int(...LINK_FIRST_MS));
+        while (!this.stopped) {
+            const down = { from: Date.now(), to: undefined as number | undefined };
+            this.history.linkDown.push(down);
+            await this.retry('link-remove', () => this.local.delete(path).catch((err) => {
+                    if (!isNotFound(err)) throw err;
+                }));
+            await this.sleep(this.random.int(...LINK_DOWN_MS));
+            await this.retry('link-restore', () => this.local.create(collectionPath(Links, SYSTEM_NS), linkBody()).catch((err) => {
+                    if (!isAlreadyExists(err)) throw err;
+                }));
+            down.to = Date.now();
+            await this.sleep(this.random.int(...LINK_GAP_MS));
+        }
+    }
+
+    /** Until it succeeds, whether or not the driver is stopping. */
+    private async retry(name: string, write: () => Promise<unknown>): Promise<void> {
+        for (;;) {
+            try {
+                await write();
+                this.history.change(name);
+                return;
+            } catch {
+                this.history.failed(name);
+                await new Promise((r) => setTimeout(r, 500));
+            }
+        }
     }
 
     /** The gateway name: a new answer (addresses, TTL) or an outage of a few to 28 s, then an answer again. */

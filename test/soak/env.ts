@@ -1,6 +1,9 @@
 // The soak's world: two real clusters (the local one writes an audit log of every write by a
 // replica, with the Lease bodies), the loopback DNS server answering the gateway name, one
 // Link, and two replicas of each controller, each its own ServiceAccount behind its own proxy.
+// Both clusters have the MCS CRDs; the service mirror runs in the local cluster only, named
+// LOCAL_CLUSTER there (--cluster-name), so MCS imports the remote cluster's ServiceExports
+// through the Link, and the local cluster's own ones, into the local cluster.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +11,7 @@ import { EXTERNAL_WORKLOADS_LEASE as EW_LEASE } from '../../src/externalworkload
 import { SERVICE_MIRROR_LEASE as SM_LEASE } from '../../src/servicemirror/controller.js';
 import { collectionPath, Links, Namespaces, Secrets } from '../../src/kube/resources.js';
 import { kubeconfigForToken } from '../../src/testing/cluster.js';
-import { installCrds } from '../../src/testing/crds.js';
+import { installCrds, installMcsCrds } from '../../src/testing/crds.js';
 import { TestDnsServer } from '../../src/testing/dns-server.js';
 import { startLocalCluster, type LocalCluster } from '../../src/testing/harness.js';
 import { TcpProxy } from '../../src/testing/tcp-proxy.js';
@@ -22,6 +25,11 @@ export const EW_NS = 'soak-ew';
 /** Remote Services, and their mirrors here. */
 export const APP_NS = 'soak-app';
 export const LINK = 'remote';
+/** The local cluster's name in the clusterset (the service mirror's --cluster-name). */
+export const LOCAL_CLUSTER = 'soak-local';
+/** The remote cluster's name in the clusterset: the Link's targetClusterName (its name). */
+export const REMOTE_CLUSTER = LINK;
+const LINK_SECRET = 'creds-remote';
 export const GATEWAY_NAME = 'gw.soak.test';
 export const LEASES = { 'external-workloads': EW_LEASE, 'service-mirror': SM_LEASE } as const;
 
@@ -84,6 +92,7 @@ export async function startSoakEnv(): Promise<SoakEnv> {
     };
     try {
         await installCrds(local.admin);
+        await Promise.all([installMcsCrds(local.admin), installMcsCrds(remote.admin)]);
         for (const ns of [SYSTEM_NS, EW_NS, APP_NS]) await local.admin.create(collectionPath(Namespaces), { metadata: { name: ns } });
         await remote.admin.create(collectionPath(Namespaces), { metadata: { name: APP_NS } });
         dns.setRecords(GATEWAY_NAME, { A: [{ address: '192.0.2.201', ttl: 2 }] });
@@ -97,6 +106,7 @@ export async function startSoakEnv(): Promise<SoakEnv> {
             '--dns-min-ttl', `${DNS.minTtlMs}ms`, '--dns-max-ttl', `${DNS.maxTtlMs}ms`, '--dns-stale-window', `${DNS.staleWindowMs}ms`, '--dns-timeout', '300ms',
             '--probe-address-override', '127.0.0.1',
             '--resync-period', '30s',
+            '--cluster-name', LOCAL_CLUSTER,
         ];
         for (const [name, command, args] of [
             ['ew-a', 'external-workloads', ew],
@@ -140,11 +150,16 @@ async function replicaKubeconfig(env: SoakEnv, name: string, proxyPort: number):
 
 async function createLink(env: SoakEnv): Promise<void> {
     await env.local.admin.create(collectionPath(Secrets, SYSTEM_NS), {
-        metadata: { name: 'creds-remote' },
+        metadata: { name: LINK_SECRET },
         type: 'mirror.linkerd.io/remote-kubeconfig',
         data: { kubeconfig: Buffer.from(readFileSync(env.remote.state.kubeconfig, 'utf8')).toString('base64') },
     });
-    await env.local.admin.create(collectionPath(Links, SYSTEM_NS), linkObject({ name: LINK, gatewayAddress: GATEWAY_NAME }, 'creds-remote'));
+    await env.local.admin.create(collectionPath(Links, SYSTEM_NS), linkBody());
+}
+
+/** The soak's Link, as created at the start and re-created after the driver removed it. */
+export function linkBody(): object {
+    return linkObject({ name: LINK, gatewayAddress: GATEWAY_NAME }, LINK_SECRET);
 }
 
 /** The audit user of a replica's ServiceAccount. */

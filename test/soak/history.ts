@@ -28,6 +28,8 @@ export class History {
     readonly exportChanges = new Map<string, number[]>();
     /** While the remote apiserver was down (restarting). */
     readonly remoteDown: Interval[] = [];
+    /** While the driver had the Link removed: from its delete request until it was created again. */
+    readonly linkDown: Interval[] = [];
 
     violation(invariant: string, detail: string, at = Date.now()): void {
         this.violations.push({ invariant, at, detail });
@@ -60,6 +62,10 @@ export class History {
 
     remoteDownWithin(from: number, to: number): boolean {
         return this.remoteDown.some((d) => d.from <= to && (d.to ?? Infinity) >= from);
+    }
+
+    linkDownWithin(from: number, to: number): boolean {
+        return this.linkDown.some((d) => d.from <= to && (d.to ?? Infinity) >= from);
     }
 }
 

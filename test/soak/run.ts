@@ -1,18 +1,20 @@
 // The chaos soak: two clusters, two replicas of each controller, a driver of random changes,
-// a chaos loop of faults, and an invariant checker watching the apiserver throughout. After
-// `seconds` of both, the faults stop and every Service must converge to the planners' answer.
+// a chaos loop of faults, and invariant checkers watching the apiservers throughout (the
+// WatchChecker; the McsChecker for ServiceImports and MCS slices). After `seconds` of both, the
+// faults stop and every Service and ServiceImport must converge to the planners' answer.
 // `make soak` runs this file (SOAK_S seconds, 300 by default; SOAK_SEED to replay a run) and
 // exits non-zero on any violation; test/integration/chaos-soak.test.ts runs a 60 s form.
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { mismatches } from './converge.js';
+import { mcsSummary, mismatches } from './converge.js';
 import { Chaos } from './chaos.js';
 import { Driver } from './driver.js';
 import { startSoakEnv } from './env.js';
 import { countLine, History, type Violation } from './history.js';
-import { auditLeaseTerms, readAudit } from './audit.js';
+import { auditLeaseTerms, readAudit, type Write } from './audit.js';
 import { Random, soakSeed } from './random.js';
 import { judgeEmptiedMirrors, WatchChecker } from './watch-checker.js';
+import { McsChecker } from './mcs-checker.js';
 
 /** The bound on convergence once the faults stop (a replica restarted last needs seconds to boot). */
 const CONVERGE_LIMIT_MS = 90_000;
@@ -29,6 +31,20 @@ export interface SoakReport {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The replicas' writes the apiserver refused with 409: how many, and the three objects with the most (a retry storm shows here). */
+function conflictLine(writes: readonly Write[]): string {
+    const counts = new Map<string, { n: number; first: number; last: number }>();
+    for (const w of writes.filter((w) => w.code === 409)) {
+        const key = `${w.replica} ${w.what} ${w.namespace}/${w.name}`;
+        const c = counts.get(key) ?? { n: 0, first: w.receivedUs, last: w.receivedUs };
+        counts.set(key, { n: c.n + 1, first: Math.min(c.first, w.receivedUs), last: Math.max(c.last, w.receivedUs) });
+    }
+    const total = [...counts.values()].reduce((sum, c) => sum + c.n, 0);
+    const top = [...counts.entries()].sort(([, a], [, b]) => b.n - a.n).slice(0, 3);
+    const when = (us: number) => new Date(us / 1000).toISOString().slice(11, 23);
+    return total === 0 ? 'none' : `${total}; ${top.map(([k, c]) => `${k} ${c.n} (${when(c.first)}-${when(c.last)})`).join(', ')}`;
+}
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 
 export async function runSoak(opts: { seconds: number; seed: number; print?: (line: string) => void }): Promise<SoakReport> {
@@ -42,7 +58,8 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
     let convergedMs: number | undefined;
     try {
         const checker = new WatchChecker(env, history);
-        await checker.start();
+        const mcsChecker = new McsChecker(env, history);
+        await Promise.all([checker.start(), mcsChecker.start()]);
         for (const replica of env.replicas) replica.start();
         const driver = new Driver(env, new Random(seed), history);
         const chaos = new Chaos(env, new Random(seed ^ 0x5bd1e995), history);
@@ -66,7 +83,8 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         }
         if (left.length === 0) convergedMs = Date.now() - history.lastFaultEndAt;
         else history.violation('converged', `not converged ${CONVERGE_LIMIT_MS / 1000} s after the faults stopped:\n    ${left.join('\n    ')}`);
-        await checker.stop();
+        const mcsEnd = await mcsSummary(env).catch((err: Error) => `unreadable: ${err.message}`);
+        await Promise.all([checker.stop(), mcsChecker.stop()]);
 
         const audit = readAudit(env, history);
         const leases = auditLeaseTerms(env, audit, history);
@@ -77,8 +95,14 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         print(`SIGTERM to exit: ${history.sigtermExitMs.length === 0 ? 'none sent' : `max ${Math.max(...history.sigtermExitMs)} ms of ${history.sigtermExitMs.length}`}`);
         print(`leader changes (apiserver audit): ${Object.entries(leases.leaderChanges).map(([c, n]) => `${c} ${n}`).join(', ')}; lease writes ${leases.leaseWrites}`);
         print(`writes by replicas (apiserver audit): ${countLine(leases.writes)}`);
+        print(`writes refused with 409 Conflict (a stale cache), most on one object: ${conflictLine(audit.writes)}`);
         print(`slice versions checked by the oracle: ${checker.slicesChecked}`);
         print(`mirror emptyings seen: ${checker.emptied.length}, explained: ${countLine(emptyings.explained)}`);
+        print(`MCS at the end: ${mcsEnd}`);
+        const mcs = mcsChecker.figures;
+        print(
+            `MCS: ServiceImports created ${mcs.importsCreated} (${mcs.importsRecreated} after a deletion of the same name), ServiceExports seen ${mcs.exportVersions}, MCS slice versions checked ${mcs.sliceVersionsChecked} (a port ahead of its import, caught up within 2 s: ${mcs.slicePortsLate}); Link removed ${history.linkDown.length} times (${history.linkDown.map((d) => `${(((d.to ?? Date.now()) - d.from) / 1000).toFixed(1)} s`).join(', ') || 'never'})`,
+        );
         const lastFault = new Date(history.lastFaultEndAt).toISOString();
         print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended (${lastFault}; every replica restarted by then)`}`);
         print(`writes outside a term that were in flight across a SIGSTOP (not counted as violations): ${history.pausedInFlight.length}`);

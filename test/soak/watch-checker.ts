@@ -120,8 +120,9 @@ function recordedReadyUntil(record: GatewayNameStatus | undefined): number {
  * must stay ready until that answer's TTL (clamped to the DNS policy) plus the stale window;
  * an emptying earlier than that (less 0.5 s for timers and the watch) is a violation. Emptyings
  * explained otherwise: the remote Service's export changed (or it was created or deleted)
- * within 30 s, or the remote apiserver was down within the window (a Link that cannot be
- * served is withdrawn after it). A deleted mirror is explained only by an export change.
+ * within 30 s, the driver removed the Link within 30 s, or the remote apiserver was down within
+ * the window (a Link that cannot be served is withdrawn after it). A deleted mirror is explained
+ * only by an export change or the Link's removal.
  */
 export function judgeEmptiedMirrors(
     emptied: readonly EmptiedMirror[],
@@ -139,6 +140,10 @@ export function judgeEmptiedMirrors(
         const remote = e.mirror.endsWith(`-${LINK}`) ? e.mirror.slice(0, -LINK.length - 1) : e.mirror;
         if (history.exportChangedWithin(remote, e.at - EXPORT_CHANGE_GRACE_MS, e.at)) {
             explain('export changed');
+            continue;
+        }
+        if (history.linkDownWithin(e.at - EXPORT_CHANGE_GRACE_MS, e.at)) {
+            explain('Link removed');
             continue;
         }
         if (e.how === 'deleted') {
