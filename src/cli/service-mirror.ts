@@ -36,13 +36,15 @@ interface Flags extends ControllerFlags {
     mcsApiBurst: number;
 }
 
-// MCS's own share of the client rate limit, apart from --kube-api-qps (the mirror's and the
-// rest's): a burst of exports is 4 writes per import in every cluster, and at the process's 20
-// per second 1 000 exports would take 200 s however fast the apiserver is. The default keeps
-// such a burst bound by the apiserver, not by the limiter (docs/benchmarks.md, mcs-scale), and
-// still caps what one controller can ask of an apiserver others share.
-const DEFAULT_MCS_API_QPS = 100;
-const DEFAULT_MCS_API_BURST = 200;
+// MCS's own share of the client rate limit, apart from --kube-api-qps (the mirrors' and the
+// rest's): a burst of exports is 4 writes per import in every cluster, 5 where the export lives,
+// and at the process's 20 per second 1 000 exports would take over 4 minutes however fast the
+// apiserver is; at 100 per second the limiter still set the pace of a burst on this 2-core
+// machine, whose apiservers took ~210 writes/s each (bench/mcs-scale.ts). 500 leaves a burst to
+// the apiserver's pace; what keeps MCS from flooding it is the bound on writes in flight (twice
+// --mcs-workers), and a steady state writes nothing.
+const DEFAULT_MCS_API_QPS = 500;
+const DEFAULT_MCS_API_BURST = 1_000;
 
 /** What Linkerd's chart passes its local service mirror (its flag's own default is the bare key). */
 const DEFAULT_LOCAL_FEDERATED_SELECTOR = 'mirror.linkerd.io/federated=member';

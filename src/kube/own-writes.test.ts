@@ -61,6 +61,22 @@ describe('OwnWrites', () => {
         assert.deepEqual(changed, ['web@10'], 'no response: the event may be anyone\'s');
     });
 
+    it('recognises the echoes of two writes in a row (a create, then its status) as ours, in order', async () => {
+        const own = new OwnWrites();
+        const { changed, see } = seenBy(own);
+        await own.write('app', 'web', async () => svc('web', '10'));
+        await own.write('app', 'web', async () => svc('web', '11'));
+        see(svc('web', '10'));
+        see(svc('web', '11'));
+        assert.deepEqual(changed, [], 'both are ours');
+        assert.equal(own.size, 0);
+        await own.write('app', 'web', async () => svc('web', '12'));
+        await own.write('app', 'web', async () => svc('web', '13'));
+        see(svc('web', '13'));
+        see(svc('web', '12'));
+        assert.deepEqual(changed, ['web@12'], 'once a later write is seen, an earlier one never comes: a relist');
+    });
+
     it('keeps one entry per object and forgets a deleted one', async () => {
         const own = new OwnWrites();
         const { changed, see } = seenBy(own);

@@ -52,11 +52,18 @@ export interface Written {
 const keyOf = (namespace: string | undefined, name: string | undefined) => `${namespace ?? ''}/${name ?? ''}`;
 
 /**
- * The resourceVersion each object had after our last create or update of it (one entry per
- * object at most, dropped once its event is seen or the object deleted), and the writes in flight.
+ * Writes of one object closer together than its events: its create and then its status, say.
+ * The event of each is ours; a newer write must not make the echo of an older one look foreign.
+ */
+const VERSIONS_KEPT = 4;
+
+/**
+ * The resourceVersions each object had after our recent creates and updates of it (the last
+ * VERSIONS_KEPT, each dropped once its event is seen, all when the object is deleted), and the
+ * writes in flight.
  */
 export class OwnWrites {
-    private readonly versions = new Map<string, string>();
+    private readonly versions = new Map<string, string[]>();
     private readonly inFlight = new InFlight();
 
     /** Creates or updates namespace/name with `send`, which resolves to the object the apiserver returned. */
@@ -70,7 +77,7 @@ export class OwnWrites {
 
     /**
      * An add or update event of the object: `changed` is called, now or once the writes in
-     * flight to it end, unless the event shows the object as our last write left it.
+     * flight to it end, unless the event shows the object as one of our writes left it.
      */
     seen(obj: Written, changed: () => void): void {
         const judge = () => this.isOwn(obj) || changed();
@@ -88,15 +95,21 @@ export class OwnWrites {
 
     private wrote(obj: Written): void {
         const version = obj.metadata?.resourceVersion;
-        if (version) this.versions.set(keyOf(obj.metadata?.namespace, obj.metadata?.name), version);
+        if (!version) return;
+        const key = keyOf(obj.metadata?.namespace, obj.metadata?.name);
+        this.versions.set(key, [...(this.versions.get(key) ?? []), version].slice(-VERSIONS_KEPT));
     }
 
-    /** Whether the event shows the object as our last write left it; forgets the write once seen. */
+    /** Whether the event shows the object as one of our writes left it; forgets that write once seen. */
     private isOwn(obj: Written): boolean {
         const key = keyOf(obj.metadata?.namespace, obj.metadata?.name);
-        const version = this.versions.get(key);
-        if (version === undefined || version !== obj.metadata?.resourceVersion) return false;
-        this.versions.delete(key);
+        const versions = this.versions.get(key);
+        const at = versions?.indexOf(obj.metadata?.resourceVersion ?? '') ?? -1;
+        if (at < 0) return false;
+        // Events come in order: the writes before this one were seen, or never will be.
+        const rest = versions!.slice(at + 1);
+        if (rest.length > 0) this.versions.set(key, rest);
+        else this.versions.delete(key);
         return true;
     }
 }
