@@ -294,8 +294,16 @@ export class Driver {
         if (op === 'export') {
             const services = cluster === 'local' ? locals : [...this.remotes.keys()];
             const candidates = services.filter((n) => !exports.has(n));
+            // More often than not a Service the other cluster exports too (the two then conflict, or agree).
+            const other = this.exports[cluster === 'local' ? 'remote' : 'local'];
+            const shared = candidates.filter((n) => other.has(n));
             // Now and then an export of no Service (invalid until one of its name appears).
-            const name = candidates.length > 0 && this.random.chance(0.9) ? this.random.pick(candidates) : `r-${this.random.int(1, 9)}`;
+            const name =
+                shared.length > 0 && this.random.chance(0.6)
+                    ? this.random.pick(shared)
+                    : candidates.length > 0 && this.random.chance(0.9)
+                      ? this.random.pick(candidates)
+                      : `r-${this.random.int(1, 9)}`;
             return {
                 name: `mcs-export-${cluster}`,
                 run: async () => {

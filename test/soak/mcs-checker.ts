@@ -45,10 +45,14 @@ interface Member {
 
 export interface McsFigures {
     exportVersions: number;
+    /** Names whose import listed both clusters at some point. */
+    importedFromBoth: Set<string>;
     importsCreated: number;
     importsRecreated: number;
     sliceVersionsChecked: number;
     slicePortsLate: number;
+    /** The first few slice versions seen with a port before their import had it: the slice, the port, how long until the import was seen with it. */
+    lateExamples: string[];
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -61,7 +65,13 @@ export class McsChecker {
     private readonly deleted = new Map<string, { uid: string; at: number; ips: string }>();
     private readonly timers = new Set<NodeJS.Timeout>();
     private stopped = false;
-    readonly figures: McsFigures = { exportVersions: 0, importsCreated: 0, importsRecreated: 0, sliceVersionsChecked: 0, slicePortsLate: 0 };
+    /** Per Service name: what the checker saw of it (validity per cluster, import created and deleted), for the evidence of a violation. */
+    private readonly timeline = new Map<string, string[]>();
+    /** Names with a violation of (5) or (6): their timelines are printed at the end. */
+    readonly flagged = new Set<string>();
+    readonly figures: McsFigures = { exportVersions: 0, importedFromBoth: new Set(), importsCreated: 0, importsRecreated: 0, sliceVersionsChecked: 0, slicePortsLate: 0, lateExamples: [] };
+    /** Slice versions with ports their import lacked when seen, by import name: until the import is seen with them. */
+    private readonly ahead = new Map<string, { slice: string; ports: string[]; at: number }[]>();
 
     constructor(
         env: SoakEnv,
@@ -70,8 +80,9 @@ export class McsChecker {
         this.members = [this.member(LOCAL_CLUSTER, env.local.admin), this.member(REMOTE_CLUSTER, env.remote.admin)];
         this.imports = new Informer<Import>(env.local.admin, { resource: ServiceImportType, namespace: APP_NS, watchTimeoutSeconds: 60 });
         this.imports.on({
-            add: (i) => this.importAdded(i),
+            add: (i) => (this.countClusters(i), this.importAdded(i)),
             update: (old, i) => {
+                this.countClusters(i);
                 if (old.metadata?.uid !== i.metadata?.uid) {
                     // Replaced between two lists: gone and back at the same moment, as far as we know.
                     this.importDeleted(old);
@@ -126,6 +137,7 @@ export class McsChecker {
         const open = intervals.at(-1)?.to === undefined ? intervals.at(-1) : undefined;
         if (open && (!valid || replaced)) open.to = now;
         if (valid && (!open || replaced)) intervals.push({ from: now });
+        if (!!open !== valid || replaced) this.note(name, `${m.cluster} export ${valid ? 'valid' : 'not valid'}${replaced ? ' (replaced)' : ''} (export ${m.exports.store.get(APP_NS, name) ? 'present' : 'absent'}, Service ${m.services.store.get(APP_NS, name) ? 'present' : 'absent'})`);
     }
 
     /** When the remote cluster could not be read (and a while after), as the driver and the chaos loop recorded it. */
@@ -156,16 +168,44 @@ export class McsChecker {
         return { covered: false, evidence: evidence.join('; ') };
     }
 
+    private note(name: string, what: string): void {
+        const lines = this.timeline.get(name) ?? [];
+        this.timeline.set(name, lines);
+        lines.push(`${iso(Date.now())} ${what}`);
+    }
+
+    /** The timelines of the names with a violation, to print at the end. */
+    evidence(): string[] {
+        return [...this.flagged].flatMap((name) => [`${APP_NS}/${name}, as the MCS checker saw it:`, ...(this.timeline.get(name) ?? []).map((l) => `    ${l}`)]);
+    }
+
+    private countClusters(i: Import): void {
+        if ((i.status?.clusters ?? []).length >= 2) this.figures.importedFromBoth.add(i.metadata?.name ?? '');
+        const name = i.metadata?.name ?? '';
+        const pending = this.ahead.get(name);
+        if (!pending) return;
+        const has = new Set((i.spec?.ports ?? []).map(portName));
+        const now = Date.now();
+        for (const p of pending.filter((p) => p.ports.every((port) => has.has(port)))) {
+            if (this.figures.lateExamples.length < 5) this.figures.lateExamples.push(`${p.slice} had ${p.ports.join(', ')} at ${iso(p.at)}, the import ${now - p.at} ms later`);
+        }
+        const left = pending.filter((p) => !p.ports.every((port) => has.has(port)) && now - p.at < 10_000);
+        if (left.length > 0) this.ahead.set(name, left);
+        else this.ahead.delete(name);
+    }
+
     private importAdded(i: Import): void {
         const name = i.metadata?.name ?? '';
         const now = Date.now();
         this.figures.importsCreated++;
+        this.note(name, `ServiceImport created (uid ${i.metadata?.uid}, ips ${ipsOf(i)}, clusters ${(i.status?.clusters ?? []).map((c) => c.cluster).join('+') || 'none yet'})`);
         const gone = this.deleted.get(name);
         this.deleted.delete(name);
         if (!gone) return;
         this.figures.importsRecreated++;
         const { covered, evidence } = this.exportedThroughout(name, gone.at, now);
         if (covered) {
+            this.flagged.add(name);
             this.history.violation(
                 'import-kept',
                 `ServiceImport ${APP_NS}/${name} deleted at ${iso(gone.at)} (uid ${gone.uid}, ips ${gone.ips}) and created again at ${iso(now)} (uid ${i.metadata?.uid}, ips ${ipsOf(i)}) while a valid export existed throughout (${evidence})`,
@@ -179,6 +219,8 @@ export class McsChecker {
         const before = ipsOf(old);
         const after = ipsOf(i);
         if (before === after || before === '[]') return;
+        this.flagged.add(name);
+        this.note(name, `ServiceImport ips ${before} -> ${after}`);
         this.history.violation(
             'clusterset-ip-kept',
             `ServiceImport ${APP_NS}/${name} (uid ${i.metadata?.uid}) changed its ips from ${before} to ${after} at ${iso(Date.now())} (resourceVersion ${old.metadata?.resourceVersion} -> ${i.metadata?.resourceVersion})`,
@@ -188,6 +230,7 @@ export class McsChecker {
     private importDeleted(i: Import): void {
         const name = i.metadata?.name ?? '';
         this.deleted.set(name, { uid: i.metadata?.uid ?? '', at: Date.now(), ips: ipsOf(i) });
+        this.note(name, `ServiceImport deleted (uid ${i.metadata?.uid})`);
     }
 
     /** (7) at a slice version: its ports the import lacks, looked at again 2 s later. */
@@ -197,6 +240,8 @@ export class McsChecker {
         if (missing.length === 0) return;
         const at = Date.now();
         const importThen = this.importPorts(slice);
+        const forImport = slice.metadata?.labels?.[MCS_SERVICE_NAME] ?? '';
+        this.ahead.set(forImport, [...(this.ahead.get(forImport) ?? []), { slice: `${slice.metadata?.name} (${slice.metadata?.labels?.[SOURCE_CLUSTER]}, resourceVersion ${slice.metadata?.resourceVersion})`, ports: missing, at }]);
         const timer = setTimeout(() => {
             this.timers.delete(timer);
             if (this.stopped) return;

@@ -101,14 +101,16 @@ export async function runSoak(opts: { seconds: number; seed: number; print?: (li
         print(`MCS at the end: ${mcsEnd}`);
         const mcs = mcsChecker.figures;
         print(
-            `MCS: ServiceImports created ${mcs.importsCreated} (${mcs.importsRecreated} after a deletion of the same name), ServiceExports seen ${mcs.exportVersions}, MCS slice versions checked ${mcs.sliceVersionsChecked} (a port ahead of its import, caught up within 2 s: ${mcs.slicePortsLate}); Link removed ${history.linkDown.length} times (${history.linkDown.map((d) => `${(((d.to ?? Date.now()) - d.from) / 1000).toFixed(1)} s`).join(', ') || 'never'})`,
+            `MCS: ServiceImports created ${mcs.importsCreated} (${mcs.importsRecreated} after a deletion of the same name; ${mcs.importedFromBoth.size} names imported from both clusters at times), ServiceExports seen ${mcs.exportVersions}, MCS slice versions checked ${mcs.sliceVersionsChecked} (a port ahead of its import, caught up within 2 s: ${mcs.slicePortsLate}); Link removed ${history.linkDown.length} times (${history.linkDown.map((d) => `${(((d.to ?? Date.now()) - d.from) / 1000).toFixed(1)} s`).join(', ') || 'never'})`,
         );
+        for (const example of mcs.lateExamples) print(`  - ${example}`);
         const lastFault = new Date(history.lastFaultEndAt).toISOString();
         print(`converged: ${convergedMs === undefined ? `NO (limit ${CONVERGE_LIMIT_MS / 1000} s)` : `${(convergedMs / 1000).toFixed(1)} s after the last fault ended (${lastFault}; every replica restarted by then)`}`);
         print(`writes outside a term that were in flight across a SIGSTOP (not counted as violations): ${history.pausedInFlight.length}`);
         for (const detail of history.pausedInFlight) print(`  - ${detail}`);
         print(`invariant violations: ${history.violations.length}`);
         for (const v of history.violations) print(`  - [${v.invariant}] ${new Date(v.at).toISOString()} ${v.detail}`);
+        for (const line of mcsChecker.evidence()) print(line);
     } finally {
         await env.stop();
         if (history.violations.length === 0 && !process.env.SOAK_KEEP) rmSync(env.workDir, { recursive: true, force: true });
