@@ -89,7 +89,7 @@ export class WorkloadAgent {
         const { rest, identity } = await this.client();
         if (!this.timingRead) await this.readTiming(rest, identity);
         const name = registrationName(identity.group, identity.vm);
-        const body = (): RegistrationLeaseObject => registrationLease(identity, this.opts.addresses, { now: new Date(), leaseDurationMs: this.leaseDurationMs, withdrawn, previous: this.stored });
+        const body = (): RegistrationLeaseObject => registrationLease(identity, this.opts.addresses, { now: new Date(systemClock.now()), leaseDurationMs: this.leaseDurationMs, withdrawn, previous: this.stored });
         try {
             if (this.stored?.resourceVersion) return this.remember(await rest.replace(objectPath(Leases, identity.namespace, name), body()));
         } catch (err) {

@@ -226,7 +226,7 @@ export class LeaderElector {
 
     /** One round of client-go's tryAcquireOrRenew; true when we hold the lease after it. */
     private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-        const now = microTime(new Date());
+        const now = microTime(new Date(systemClock.now()));
         const ours: LeaseSpec = {
             holderIdentity: this.identity,
             leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
@@ -281,7 +281,7 @@ export class LeaderElector {
     private async release(signal: AbortSignal): Promise<void> {
         const lease = await this.rest.request<Lease>('GET', this.path(), { signal });
         if ((lease.spec?.holderIdentity ?? '') !== this.identity) return;
-        const now = microTime(new Date());
+        const now = microTime(new Date(systemClock.now()));
         await this.rest.request<Lease>('PUT', this.path(), {
             signal,
             body: {

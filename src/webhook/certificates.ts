@@ -19,7 +19,7 @@ import { collectionPath, objectPath, Secrets } from '../kube/resources.js';
 import { certFacts, splitPem, type KeyPair, type ServingBundle } from './certs.js';
 import { conversionPatch, type CrdConversion, type WebhookService } from './crd-conversion.js';
 import { decideRenewal, DEFAULT_RENEWAL, issue, type RenewalPolicy } from './renewal.js';
-import { backgroundClock, sleep } from '../time/clock.js';
+import { backgroundClock, sleep, systemClock } from '../time/clock.js';
 
 export type CertificateSource =
     | { kind: 'self-signed'; secretName: string; hosts: string[]; policy?: RenewalPolicy }
@@ -87,7 +87,7 @@ export class WebhookCertificates {
     /** The serving certificate in use is there and not expired. */
     valid(): boolean {
         const facts = this.current && certFacts(this.current.serving.cert);
-        return facts !== undefined && facts.notAfter > new Date();
+        return facts !== undefined && facts.notAfter > new Date(systemClock.now());
     }
 
     /** The first check, retried until it succeeds (or stop()); later checks run on a timer. */
@@ -169,7 +169,7 @@ export class WebhookCertificates {
         for (let attempt = 0; attempt < 5; attempt++) {
             const secret = await this.getSecret(name);
             const stored = bundleOfSecret(secret);
-            const now = new Date();
+            const now = new Date(systemClock.now());
             const renewal = decideRenewal(stored, hosts, now, policy);
             if (renewal.action === 'keep') return { bundle: stored!, renewInMs: renewal.renewAt.getTime() - now.getTime() };
             this.opts.logger.info({ secret: `${this.opts.namespace}/${name}`, action: renewal.action, reason: renewal.reason }, 'issuing webhook certificate');

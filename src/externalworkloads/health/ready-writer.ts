@@ -9,6 +9,7 @@ import { isConflict, isNotFound, StaleCacheError } from '../../kube/errors.js';
 import { ExternalWorkloads, objectPath } from '../../kube/resources.js';
 import type { CachedWorkload, WorkloadMeta } from '../compact.js';
 import { readyCondition, READY, storedReadyStatus, withReadyCondition } from './readiness.js';
+import { systemClock } from '../../time/clock.js';
 
 export interface ReadyWriterDeps {
     rest: KubeRest;
@@ -30,7 +31,7 @@ export class ReadyWriter {
         const { conditions } = cached;
         if (storedReadyStatus(conditions) === (ready ? 'True' : 'False')) return { outcome: 'unchanged' };
         const previous = conditions?.find((c) => c.type === READY);
-        const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date()))(), previous);
+        const condition = readyCondition(ready, message, (this.deps.now ?? (() => new Date(systemClock.now())))(), previous);
         try {
             const { metadata: stored } = await this.deps.rest.mergePatchForMetadata(
                 objectPath(ExternalWorkloads, namespace, name, 'status'),
