@@ -5,6 +5,7 @@
 // as written. The echoes of its writes queue nothing.
 import type { V1Service } from '@kubernetes/client-node';
 import { writesPlan } from '../../endpointslice/reconciler.js';
+import { systemClock } from '../../time/clock.js';
 import type { Reconciler } from '../../kube/controller.js';
 import { isNotFound } from '../../kube/errors.js';
 import { OwnWrites } from '../../kube/own-writes.js';
@@ -37,7 +38,7 @@ export class DerivedReconciler implements Reconciler<string> {
         const input: DerivedPlanInput = {
             namespace,
             name,
-            members: membersOf(caches, namespace, name, cluster, Date.now()),
+            members: membersOf(caches, namespace, name, cluster, systemClock.now()),
             existingImport: caches.imports.store.get(namespace, name),
             derived,
             // Throws while the cache lacks a slice write of ours (retried): planning from it would undo it.

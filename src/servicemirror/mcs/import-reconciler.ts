@@ -4,6 +4,7 @@
 // once the derived Service has its ClusterIPs, so with its `ips` complete), then its status and
 // the export's conditions, side by side. The echoes of its writes queue nothing.
 import type { V1Service } from '@kubernetes/client-node';
+import { systemClock } from '../../time/clock.js';
 import type { Reconciler } from '../../kube/controller.js';
 import { isNotFound } from '../../kube/errors.js';
 import type { EventSink } from '../../kube/events.js';
@@ -50,10 +51,10 @@ export class ImportReconciler implements Reconciler<string> {
         const plan = planImport({
             namespace,
             name,
-            members: membersOf(caches, namespace, name, cluster, Date.now()),
+            members: membersOf(caches, namespace, name, cluster, systemClock.now()),
             existingImport,
             derived: caches.services.store.get(namespace, derivedServiceName(name)) as V1Service | undefined,
-            now: new Date().toISOString(),
+            now: new Date(systemClock.now()).toISOString(),
         });
         const written = await this.writeImport(plan, namespace, name);
         const current = written ?? existingImport;
