@@ -11,23 +11,20 @@
 // one serves a cluster two Links name, and when a cluster's mirrors go (its Link is gone or
 // moved to another cluster). Federated Services span Links: federation-controller.ts
 // converges them, on its own queue, from the LinkControllers' remotes.
-import type { KubeConfig } from '../kube/kubeconfig.js';
 import { every } from '../time/clock.js';
-import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { Controller, type ReconcileResult } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
-import type { ControllerDeps, Runnable } from '../kube/manager.js';
+import type { Runnable } from '../kube/manager.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
-import type { KubeRest } from '../kube/rest.js';
 import { Links, Namespaces, Secrets, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
 import { compactService, type CompactService } from './cache/compact.js';
-import { CREDENTIALS_SECRET_TYPE, type LinkStatus } from './api/link.js';
-import { LinkController } from './link-controller.js';
+import { CREDENTIALS_SECRET_TYPE, linkSpecChanged, type LinkStatus } from './api/link.js';
+import { LinkController, type LinkConfig, type LinkOptions } from './link-controller.js';
 import { FederationController } from './federation-controller.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, namesLink, MIRRORED_SERVICE_LABEL, parseLinkKey } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
@@ -35,39 +32,13 @@ import { ClusterSet } from './mcs/clusterset.js';
 import { McsController } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
-import type { ProbeCidr } from '../ip/probe-target.js';
-import type { ProbeAddressOverride } from '../net/probe.js';
 import { formatLabelSelector, isEmptySelector, type LabelSelector } from './api/selector.js';
 
 export const SERVICE_MIRROR_LEASE = 'mesh-endpoints-service-mirror';
 
-export interface ServiceMirrorOptions extends ControllerDeps {
-    /** Namespace of the Links (and their credentials Secrets) this process serves. */
-    namespace: string;
-    /** "host:port" DNS servers for gateway names; the system's when absent. */
-    dnsServers?: string[];
+export interface ServiceMirrorOptions extends LinkConfig {
     dnsPolicy?: Partial<DnsPolicy>;
-    /** Per-try DNS timeout and tries (c-ares); a black-holed server fails after about their product. */
-    dnsTimeoutMs?: number;
-    dnsTries?: number;
-    probeAddressOverride?: ProbeAddressOverride;
-    /** Refused probe targets allowed all the same (--probe-allow-cidrs). */
-    probeAllowCidrs?: readonly ProbeCidr[];
     maxEndpointsPerSlice?: number;
-    /** Workers per Link. */
-    workers?: number;
-    /** Retry of a Link that cannot be served yet (missing Secret, unreadable kubeconfig). */
-    linkRetryMs?: number;
-    /** Changes within this window produce one Link status write. */
-    statusDelayMs?: number;
-    newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
-    /** --allow-kubeconfig-exec and --allow-insecure-remote-tls: what a credentials kubeconfig may hold beyond inline material. */
-    credentialsPolicy?: KubeconfigPolicy;
-    resyncMs?: number;
-    /** Linkerd's --enable-headless-services (off by default, as there). */
-    enableHeadlessServices?: boolean;
-    /** --max-mirrors-per-link: past it a Link mirrors its oldest exports only (mirror-limit.ts). */
-    maxMirrorsPerLink?: number;
     /** Linkerd's --enable-namespace-creation (off by default, as there). */
     enableNamespaceCreation?: boolean;
     /**
@@ -125,6 +96,13 @@ export class ServiceMirrorController implements Runnable {
      * record (whose write may have failed while the apiserver was down). Dropped with the Link.
      */
     private readonly gatewayMemory = new Map<string, ReadonlyMap<string, NameState>>();
+    /**
+     * Link name → the cluster it named when MCS was last told (ClusterSet.membershipChanged): a
+     * Link's key also runs for a new Secret or a resync, which change no membership.
+     */
+    private readonly members = new Map<string, unknown>();
+    /** What every Link's controller shares. */
+    private readonly linkOptions: LinkOptions;
     private readonly log: Logger;
     private readonly queue: Controller<string>;
     private stopResync: (() => void) | undefined;
@@ -227,7 +205,19 @@ export class ServiceMirrorController implements Runnable {
             logger: this.log,
             resyncMs: opts.resyncMs,
         });
-        this.registerHandlers();
+        this.linkOptions = {
+            config: opts,
+            links: this.links.store,
+            secrets: this.secrets.store,
+            localMirrors: this.services.store,
+            mirrors: this.mirrors,
+            metrics: this.metrics,
+            logger: this.log,
+            policy: this.policy,
+            federation: this.federation,
+            clusterSet: this.clusterSet,
+        };
+        this.watch();
     }
 
     /** The controller of a Link while leading, for tests and diagnostics. */
@@ -240,23 +230,14 @@ export class ServiceMirrorController implements Runnable {
         return this.controllers.get(link)?.remoteWatch;
     }
 
-    private registerHandlers(): void {
-        const queueLink = (obj: KubeObject) => {
-            this.queue.add(obj.metadata!.name!);
-            this.clusterSet?.membershipChanged();
-        };
-        this.links.on({
-            add: queueLink,
-            // Status writes (ours included) come back as updates: only a spec change matters.
-            update: (old, obj) => {
-                if (JSON.stringify(old.spec) !== JSON.stringify(obj.spec) || old.metadata?.uid !== obj.metadata?.uid) queueLink(obj);
-            },
-            delete: queueLink,
-        });
-        const credentialsChanged = (secret: KubeObject) => {
-            for (const link of this.links.store.list()) if (link.spec?.clusterCredentialsSecret === secret.metadata?.name) queueLink(link);
-        };
-        this.secrets.on({ add: credentialsChanged, update: (_, secret) => credentialsChanged(secret), delete: credentialsChanged });
+    private watch(): void {
+        const name = (obj: KubeObject) => [obj.metadata!.name!];
+        // Status writes (ours included) come back as updates: only a spec change matters.
+        this.queue.watch(this.links, name, { changed: linkSpecChanged });
+        // A rotated token restarts the remote watch of the Links that use the Secret.
+        this.queue.watch(this.secrets, (secret) => this.linksUsing(secret.metadata?.name));
+        // Links deleted while no replica led: their mirrors still name them, and a term starts from them.
+        this.queue.watch(this.services, (svc) => this.goneLinkOf(svc));
 
         // Our mirrors and their slices: someone else's edit or delete is undone by the sync
         // of their remote Service. Slice edits wait a little: a burst of them is one sync.
@@ -266,11 +247,17 @@ export class ServiceMirrorController implements Runnable {
         };
         // The event of our own create or update shows what its sync decided: nothing to undo.
         const service = (svc: KubeObject) => this.mirrors.ownWrites.seen(svc, () => mirrorChanged(svc, svc.metadata!.name!));
+        // An edited cluster label: the mirror is looked at by the Link of the cluster it named too.
+        const updated = (old: KubeObject, svc: KubeObject) =>
+            this.mirrors.ownWrites.seen(svc, () => {
+                if (old.metadata?.labels?.[CLUSTER_NAME_LABEL] !== svc.metadata?.labels?.[CLUSTER_NAME_LABEL]) mirrorChanged(old, old.metadata!.name!);
+                mirrorChanged(svc, svc.metadata!.name!);
+            });
         const deleted = (svc: KubeObject) => {
             this.mirrors.ownWrites.forget(svc);
             mirrorChanged(svc, svc.metadata!.name!);
         };
-        this.services.on({ add: service, update: (_, svc) => service(svc), delete: deleted });
+        this.services.on({ add: service, update: updated, delete: deleted });
         this.slices.onForeignChange((_namespace, service, slice) => mirrorChanged(slice, service, 500));
 
         // A mirror skipped for want of its namespace is created once the namespace appears.
@@ -281,19 +268,30 @@ export class ServiceMirrorController implements Runnable {
         });
     }
 
+    /** The Links whose credentials are this Secret. */
+    private linksUsing(secret: string | undefined): string[] {
+        return this.links.store.list().flatMap((link) => (secret !== undefined && link.spec?.clusterCredentialsSecret === secret ? [link.metadata!.name!] : []));
+    }
+
+    /**
+     * The Link of our namespace a mirror names, when that Link is gone: its mirrors are removed.
+     * A mirror no longer cached (its delete) asks nothing: removing the mirrors of a gone Link
+     * would otherwise run that Link again for each one it removed.
+     */
+    private goneLinkOf(svc: KubeObject): string[] {
+        if (!this.services.store.get(svc.metadata?.namespace, svc.metadata!.name!)) return [];
+        const link = parseLinkKey(mirrorLinkKey(svc));
+        return link?.namespace === this.opts.namespace && !this.links.store.get(link.namespace, link.name) ? [link.name] : [];
+    }
+
     private servingCluster(cluster: string): LinkController | undefined {
         return [...this.controllers.values()].find((c) => c.servedCluster === cluster);
     }
 
     startLeading(): void {
         this.slices.newTerm();
-        const names = new Set(this.links.store.list().map((link) => link.metadata!.name!));
-        // Links deleted while no replica led: their mirrors still name them.
-        for (const svc of this.services.store.list()) {
-            const link = parseLinkKey(mirrorLinkKey(svc));
-            if (link?.namespace === this.opts.namespace) names.add(link.name);
-        }
-        this.queue.start(names);
+        // Every Link, and every Link gone whose mirrors remain (the watches' replay).
+        this.queue.start();
         this.federation.start();
         this.mcs?.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a
@@ -314,6 +312,7 @@ export class ServiceMirrorController implements Runnable {
     /** Starts, updates or stops the controller of one Link, then removes the mirrors of the clusters it left. */
     private async syncLink(name: string): Promise<ReconcileResult> {
         const obj = this.links.store.get(this.opts.namespace, name);
+        this.membership(name, obj);
         let controller = this.controllers.get(name);
         if (!obj) {
             this.controllers.delete(name);
@@ -337,6 +336,15 @@ export class ServiceMirrorController implements Runnable {
         // A Link never parsed (invalid, or waiting for its cluster) keeps what it has.
         if (controller.linkedCluster !== undefined) await this.unlinkLeft(name, controller.linkedCluster, before);
         return result;
+    }
+
+    /** Tells MCS when a Link appeared, went or names another cluster (ClusterSet reads the Links as cached). */
+    private membership(name: string, obj: LinkObject | undefined): void {
+        const cluster = obj ? obj.spec?.targetClusterName : undefined;
+        if (this.members.has(name) === (obj !== undefined) && this.members.get(name) === cluster) return;
+        if (obj) this.members.set(name, cluster);
+        else this.members.delete(name);
+        this.clusterSet?.membershipChanged();
     }
 
     /**
@@ -365,38 +373,7 @@ export class ServiceMirrorController implements Runnable {
     }
 
     private newLinkController(name: string): LinkController {
-        const { opts } = this;
-        return new LinkController({
-            namespace: opts.namespace,
-            name,
-            links: this.links.store,
-            secrets: this.secrets.store,
-            localMirrors: this.services.store,
-            rest: opts.rest,
-            mirrors: this.mirrors,
-            events: opts.events,
-            isLeader: opts.isLeader,
-            metrics: this.metrics,
-            queueMetrics: opts.queueMetrics,
-            logger: this.log,
-            policy: this.policy,
-            dnsServers: opts.dnsServers,
-            dnsTimeoutMs: opts.dnsTimeoutMs,
-            dnsTries: opts.dnsTries,
-            probeOverride: opts.probeAddressOverride,
-            probeAllowCidrs: opts.probeAllowCidrs,
-            newRemoteRest: opts.newRemoteRest,
-            credentialsPolicy: opts.credentialsPolicy,
-            resyncMs: opts.resyncMs,
-            enableHeadlessServices: opts.enableHeadlessServices,
-            maxMirrors: this.opts.maxMirrorsPerLink,
-            retryMs: opts.linkRetryMs ?? 10_000,
-            statusDelayMs: opts.statusDelayMs ?? 500,
-            workers: opts.workers ?? 2,
-            federation: this.federation,
-            clusterSet: this.clusterSet,
-            gatewayMemory: this.gatewayMemory.get(name),
-        });
+        return new LinkController(this.linkOptions, name, this.gatewayMemory.get(name));
     }
 
     /**

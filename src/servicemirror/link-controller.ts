@@ -10,13 +10,12 @@
 // answer or a seed: planning earlier would delete or empty what is still true.
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { DnsPolicy, NameState } from '../dns/name-state.js';
-import type { EventSink } from '../kube/events.js';
 import { Controller, type ReconcileResult } from '../kube/controller.js';
 import { logFn, type Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
-import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import type { ControllerDeps } from '../kube/manager.js';
 import type { CompactService } from './cache/compact.js';
 import { CLUSTER_NAME_LABEL, namesLink } from './api/keys.js';
 import type { LinkEvent } from './link/gateway-events.js';
@@ -53,46 +52,59 @@ const workName = (link: string) => `service-mirror/link/${link}`;
 
 type LinkObject = KubeObject & { status?: LinkStatus };
 
-export interface LinkControllerDeps {
-    /** The Link's namespace and name. */
+/** LinkConfig's defaults: a Link not served yet is tried again this often; status changes within this window are one write; workers per Link. */
+const DEFAULT_LINK_RETRY_MS = 10_000;
+const DEFAULT_STATUS_DELAY_MS = 500;
+const DEFAULT_LINK_WORKERS = 2;
+
+/**
+ * The service mirror's settings a Link's controller reads: ServiceMirrorOptions extends it, so
+ * the process's options reach every Link as given, not copied field by field.
+ */
+export interface LinkConfig extends ControllerDeps {
+    /** Namespace of the Links (and their credentials Secrets) this process serves. */
     namespace: string;
-    name: string;
-    /** The Links of the namespace as cached: this one's status and Events. */
+    /** "host:port" DNS servers for gateway names; the system's when absent. */
+    dnsServers?: string[];
+    /** Per-try DNS timeout and tries (c-ares); a black-holed server fails after about their product. */
+    dnsTimeoutMs?: number;
+    dnsTries?: number;
+    probeAddressOverride?: ProbeAddressOverride;
+    /** Refused probe targets allowed all the same (--probe-allow-cidrs). */
+    probeAllowCidrs?: readonly ProbeCidr[];
+    /** Workers per Link. */
+    workers?: number;
+    /** Retry of a Link that cannot be served yet (missing Secret, unreadable kubeconfig). */
+    linkRetryMs?: number;
+    /** Changes within this window produce one Link status write. */
+    statusDelayMs?: number;
+    newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
+    /** --allow-kubeconfig-exec and --allow-insecure-remote-tls: what a credentials kubeconfig may hold beyond inline material. */
+    credentialsPolicy?: KubeconfigPolicy;
+    /** Linkerd's --enable-headless-services (off by default, as there): the remote slices' hostnames matter. */
+    enableHeadlessServices?: boolean;
+    /** --max-mirrors-per-link: past it a Link mirrors its oldest exports only (mirror-limit.ts). */
+    maxMirrorsPerLink?: number;
+}
+
+/** What every Link's controller shares, built once by the service mirror. */
+export interface LinkOptions {
+    config: LinkConfig;
+    /** The Links of the namespace as cached: each one's status and Events. */
     links: ObjectStore<LinkObject>;
     /** The credentials Secrets as cached: a new resourceVersion is new credentials. */
     secrets: ObjectStore<KubeObject>;
     /** The local mirror Services, indexed by cluster name: those whose remote Service is gone converge too. */
     localMirrors: ObjectStore<CompactService>;
-    rest: KubeRest;
     mirrors: MirrorSync;
-    events: EventSink;
-    isLeader: () => boolean;
     metrics: ServiceMirrorMetrics;
-    queueMetrics: WorkQueueMetrics;
     logger: Logger;
+    /** The DNS policy, defaults filled in. */
     policy: DnsPolicy;
-    dnsServers?: string[];
-    dnsTimeoutMs?: number;
-    dnsTries?: number;
-    probeOverride?: ProbeAddressOverride;
-    probeAllowCidrs?: readonly ProbeCidr[];
-    newRemoteRest?: (kubeConfig: KubeConfig) => KubeRest;
-    /** What a credentials kubeconfig may hold beyond inline material (strict when absent). */
-    credentialsPolicy?: KubeconfigPolicy;
-    resyncMs?: number;
-    /** Linkerd's --enable-headless-services: the remote slices' hostnames matter. */
-    enableHeadlessServices?: boolean;
-    retryMs: number;
-    statusDelayMs: number;
-    workers: number;
-    /** Told of this Link's remote Services: federated Services span Links. */
+    /** Told of each Link's remote Services: federated Services span Links. */
     federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
-    /** Where this Link's remote cluster is published, with its ServiceExports, Services and gateway, when MCS is served. */
+    /** Where each Link's remote cluster is published, with its ServiceExports, Services and gateway, when MCS is served. */
     clusterSet?: ClusterSet;
-    /** Its gateway names' states as this process's last controller of the Link stopped (see LinkGateway). */
-    gatewayMemory?: ReadonlyMap<string, NameState>;
-    /** --max-mirrors-per-link: past it only the oldest exports are mirrored (mirror-limit.ts). */
-    maxMirrors?: number;
 }
 
 export class LinkController {
@@ -119,45 +131,53 @@ export class LinkController {
     /** The exports of the current remote watch and those the mirror limit admits. */
     private readonly limit: MirrorLimit;
 
-    constructor(private readonly deps: LinkControllerDeps) {
-        this.limit = new MirrorLimit(deps.maxMirrors ?? DEFAULT_MAX_MIRRORS_PER_LINK);
-        this.log = deps.logger.child({ link: deps.name });
+    private readonly config: LinkConfig;
+
+    /** `gatewayMemory`: its gateway names' states as this process's last controller of the Link stopped (see LinkGateway). */
+    constructor(
+        private readonly opts: LinkOptions,
+        readonly name: string,
+        gatewayMemory?: ReadonlyMap<string, NameState>,
+    ) {
+        const config = (this.config = opts.config);
+        this.limit = new MirrorLimit(config.maxMirrorsPerLink ?? DEFAULT_MAX_MIRRORS_PER_LINK);
+        this.log = opts.logger.child({ link: name });
         this.status = new LinkStatusBook({
-            rest: deps.rest,
-            namespace: deps.namespace,
-            name: deps.name,
+            rest: config.rest,
+            namespace: config.namespace,
+            name: name,
             stored: () => this.stored(),
-            isLeader: deps.isLeader,
-            policy: deps.policy,
+            isLeader: config.isLeader,
+            policy: opts.policy,
             event: (event) => this.event(event),
-            written: () => deps.metrics.statusWrites.inc({ link: deps.name }),
+            written: () => opts.metrics.statusWrites.inc({ link: name }),
             logger: this.log,
         });
         this.gateway = new LinkGateway({
-            name: deps.name,
-            policy: deps.policy,
-            dnsServers: deps.dnsServers,
-            dnsTimeoutMs: deps.dnsTimeoutMs,
-            dnsTries: deps.dnsTries,
-            probeOverride: deps.probeOverride,
-            probeAllowCidrs: deps.probeAllowCidrs,
-            metrics: deps.metrics,
+            name: name,
+            policy: opts.policy,
+            dnsServers: config.dnsServers,
+            dnsTimeoutMs: config.dnsTimeoutMs,
+            dnsTries: config.dnsTries,
+            probeOverride: config.probeAddressOverride,
+            probeAllowCidrs: config.probeAllowCidrs,
+            metrics: opts.metrics,
             logger: this.log,
             event: (event) => this.event(event),
             recorded: () => this.stored()?.status?.gatewayResolution ?? [],
-            remembered: deps.gatewayMemory,
+            remembered: gatewayMemory,
             changed: (mirrorsChanged) => this.onGatewayChanged(mirrorsChanged),
             resolved: (state) => this.status.recordDue(state) && this.queueStatus(),
         });
         this.work = new Controller<LinkWorkKey>({
-            name: workName(deps.name),
+            name: workName(name),
             reconciler: { reconcile: (key) => this.sync(JSON.parse(key) as LinkWork), eventTarget: () => this.stored() },
-            workers: deps.workers,
+            workers: config.workers ?? DEFAULT_LINK_WORKERS,
             rateLimiter: controllerRateLimiter({ baseMs: 250, maxMs: 300_000 }),
-            metrics: deps.queueMetrics,
-            events: deps.events,
+            metrics: config.queueMetrics,
+            events: config.events,
             log: this.log,
-            resyncMs: deps.resyncMs,
+            resyncMs: config.resyncMs,
         });
         this.work.start([]); // its life is a term
     }
@@ -219,12 +239,12 @@ export class LinkController {
         }
         const link = parsed.link;
         // A new uid (deleted and created again), a new spec or new credentials: a new remote watch.
-        const secret = this.deps.secrets.get(this.deps.namespace, link.spec.clusterCredentialsSecret)?.metadata?.resourceVersion ?? 'none';
+        const secret = this.opts.secrets.get(this.config.namespace, link.spec.clusterCredentialsSecret)?.metadata?.resourceVersion ?? 'none';
         const specKey = `${obj.metadata?.uid} ${secret} ${JSON.stringify((obj as { spec?: unknown }).spec)}`;
         if (this.remote?.specKey === specKey) return;
         for (const warning of parsed.warnings) this.event({ type: 'Warning', reason: 'InvalidSelector', message: warning });
         const cluster = link.spec.targetClusterName;
-        const retry = { requeueAfterMs: this.deps.retryMs };
+        const retry = { requeueAfterMs: (this.config.linkRetryMs ?? DEFAULT_LINK_RETRY_MS) };
         if (holder) {
             this.event({ type: 'Warning', reason: 'DuplicateTargetCluster', message: `Link ${holder} already mirrors cluster ${JSON.stringify(cluster)}; this Link waits until it is gone` });
             await this.stopRemote();
@@ -236,15 +256,15 @@ export class LinkController {
         this.link = link;
         const gatewayErrors = await this.gateway.update(link);
         try {
-            this.remote = await RemoteWatch.start(link, specKey, this.deps.rest, this.remoteHooks(), {
+            this.remote = await RemoteWatch.start(link, specKey, this.config.rest, this.remoteHooks(), {
                 log: logFn(this.log),
-                resyncMs: this.deps.resyncMs,
-                newRemoteRest: this.deps.newRemoteRest,
+                resyncMs: this.config.resyncMs,
+                newRemoteRest: this.config.newRemoteRest,
                 // An MCS import copies the remote's own endpoints on a flat network (no gateway) and
                 // for the Services the Link exports in remote-discovery mode.
-                hostnames: this.deps.enableHeadlessServices || (this.deps.clusterSet !== undefined && (link.gateway === null || !isEmptySelector(link.spec.remoteDiscoverySelector))),
-                serviceExports: this.deps.clusterSet !== undefined,
-                credentialsPolicy: this.deps.credentialsPolicy,
+                hostnames: this.config.enableHeadlessServices || (this.opts.clusterSet !== undefined && (link.gateway === null || !isEmptySelector(link.spec.remoteDiscoverySelector))),
+                serviceExports: this.opts.clusterSet !== undefined,
+                credentialsPolicy: this.config.credentialsPolicy,
             });
         } catch (err) {
             this.unserved();
@@ -260,13 +280,13 @@ export class LinkController {
                 this.work.add(STATUS_WORK);
             }
             const reason = err instanceof LinkSetupError ? err.reason : 'RemoteWatchFailed';
-            const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration(this.deps.retryMs)}`;
+            const message = `cannot watch cluster ${JSON.stringify(cluster)}: ${(err as Error).message}; retrying every ${formatDuration((this.config.linkRetryMs ?? DEFAULT_LINK_RETRY_MS))}`;
             this.event({ type: 'Warning', reason, message });
             return retry;
         }
         this.credentials = null;
         this.unservedSince = undefined; // a withdrawal still queued finds nothing to do
-        this.deps.metrics.remoteWatches.inc();
+        this.opts.metrics.remoteWatches.inc();
         for (const error of gatewayErrors) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         this.log.info({ cluster, restarted }, 'watching remote cluster');
     }
@@ -278,22 +298,22 @@ export class LinkController {
     private unserved(): void {
         if (this.unservedSince !== undefined) return;
         this.unservedSince = systemClock.now();
-        this.work.addAfter(UNSERVED_WORK, this.deps.policy.staleWindowMs + 1);
+        this.work.addAfter(UNSERVED_WORK, this.opts.policy.staleWindowMs + 1);
     }
 
     /** Past the stale window of an unserved Link: every endpoint of its mirrors not ready. */
     private async withdrawReadiness(): Promise<ReconcileResult> {
         if (this.unservedSince === undefined) return;
         // Queued for an earlier term of being unserved (served in between): the window runs on.
-        const dueMs = this.unservedSince + this.deps.policy.staleWindowMs + 1 - systemClock.now();
+        const dueMs = this.unservedSince + this.opts.policy.staleWindowMs + 1 - systemClock.now();
         if (dueMs > 0) return { requeueAfterMs: dueMs };
-        if ((await this.deps.mirrors.withdrawReadiness(this.mirrorsOfLink())) === 0) return;
-        this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.deps.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
+        if ((await this.opts.mirrors.withdrawReadiness(this.mirrorsOfLink())) === 0) return;
+        this.event({ type: 'Warning', reason: 'MirrorsNotReady', message: `the Link has not been served for longer than ${formatDuration(this.opts.policy.staleWindowMs)}: every endpoint of its mirrors is not ready until it is` });
     }
 
     /** Local mirror Services that name this Link as theirs. */
     private mirrorsOfLink(): CompactService[] {
-        return this.deps.localMirrors.list().filter((svc) => namesLink(svc, this.deps.namespace, this.deps.name));
+        return this.opts.localMirrors.list().filter((svc) => namesLink(svc, this.config.namespace, this.name));
     }
 
     private remoteHooks() {
@@ -301,7 +321,7 @@ export class LinkController {
             serviceChanged: (namespace: string, name: string, what: RemoteObjectRef['kind']) => {
                 this.rankExport(namespace, name);
                 this.add({ kind: 'mirror', namespace, name });
-                if (this.link) this.deps.federation?.remoteChanged(this.link, namespace, name);
+                if (this.link) this.opts.federation?.remoteChanged(this.link, namespace, name);
                 this.remoteObjectChanged(namespace, name, what);
             },
             exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name, 'export'),
@@ -309,7 +329,7 @@ export class LinkController {
             synced: () => {
                 if (!this.remoteHealth) {
                     this.remoteHealth = { readable: true, since: systemClock.now() };
-                    this.deps.metrics.remoteReadable.set(this.labels(), 1);
+                    this.opts.metrics.remoteReadable.set(this.labels(), 1);
                 }
                 this.maybeReady();
             },
@@ -332,7 +352,7 @@ export class LinkController {
         if (error !== undefined && before?.readable === false && remoteFailureReason(error) === remoteFailureReason(before.error ?? '')) return;
         const since = before?.readable === (error === undefined) ? before.since : systemClock.now();
         this.remoteHealth = error === undefined ? { readable: true, since } : { readable: false, since, error };
-        this.deps.metrics.remoteReadable.set(this.labels(), error === undefined ? 1 : 0);
+        this.opts.metrics.remoteReadable.set(this.labels(), error === undefined ? 1 : 0);
         if (error === undefined) {
             this.event({ type: 'Normal', reason: 'RemoteClusterReadable', message: 'the remote cluster can be read again; converging every mirror' });
             this.enqueueMirrors(true);
@@ -359,12 +379,12 @@ export class LinkController {
 
     /** What MCS can read of the remote now, told to the ClusterSet (a change of its membership). */
     private publishRemote(): void {
-        this.deps.clusterSet?.publish(this.deps.name, this.mcsRemote);
+        this.opts.clusterSet?.publish(this.name, this.mcsRemote);
     }
 
     private remoteObjectChanged(namespace: string, name: string, kind: RemoteObjectRef['kind']): void {
         const cluster = this.link?.spec.targetClusterName;
-        if (cluster) this.deps.clusterSet?.changed({ cluster, namespace, name, kind });
+        if (cluster) this.opts.clusterSet?.changed({ cluster, namespace, name, kind });
     }
 
     private maybeReady(): void {
@@ -410,12 +430,12 @@ export class LinkController {
         }
         if (!all) return;
         const cluster = link.spec.targetClusterName;
-        for (const local of this.deps.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
+        for (const local of this.opts.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
             const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
             if (name) add(local.metadata!.namespace!, name);
         }
         this.converging = queued.size > 0 ? queued : undefined;
-        this.deps.federation?.linkReady({ link, services: remote.services.store });
+        this.opts.federation?.linkReady({ link, services: remote.services.store });
         this.work.add(STATUS_WORK);
     }
 
@@ -439,7 +459,7 @@ export class LinkController {
     }
 
     private queueStatus(): void {
-        this.work.addAfter(STATUS_WORK, this.deps.statusDelayMs);
+        this.work.addAfter(STATUS_WORK, this.config.statusDelayMs ?? DEFAULT_STATUS_DELAY_MS);
     }
 
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
@@ -460,9 +480,9 @@ export class LinkController {
         const source = this.source();
         if (!source) return; // queued again once ready
         try {
-            const outcome = await this.deps.mirrors.sync(source, namespace, name);
+            const outcome = await this.opts.mirrors.sync(source, namespace, name);
             if (this.status.record(outcome, `${namespace}/${name}`)) {
-                this.deps.metrics.mirroredServices.set(this.labels(), this.status.mirrored);
+                this.opts.metrics.mirroredServices.set(this.labels(), this.status.mirrored);
                 this.queueStatus();
             }
         } finally {
@@ -491,17 +511,17 @@ export class LinkController {
     }
 
     private labels() {
-        return { link: this.deps.name, target_cluster_name: this.link?.spec.targetClusterName ?? '' };
+        return { link: this.name, target_cluster_name: this.link?.spec.targetClusterName ?? '' };
     }
 
     private stored(): LinkObject | undefined {
-        return this.deps.links.get(this.deps.namespace, this.deps.name);
+        return this.opts.links.get(this.config.namespace, this.name);
     }
 
     /** An Event on the Link as cached. */
     event(event: LinkEvent): void {
         const obj = this.stored();
-        if (obj) this.deps.events.record(obj, event.type, event.reason, event.message);
+        if (obj) this.config.events.record(obj, event.type, event.reason, event.message);
     }
 
     private async stopRemote(): Promise<void> {
@@ -512,10 +532,10 @@ export class LinkController {
         this.converging = undefined;
         this.remoteHealth = undefined;
         this.limit.clear();
-        this.deps.metrics.remoteWatches.dec();
+        this.opts.metrics.remoteWatches.dec();
         await remote.stop();
         // Its federated members are kept while it restarts, dropped if the Link is gone.
-        this.deps.federation?.linkStopped();
+        this.opts.federation?.linkStopped();
         this.publishRemote();
     }
 
@@ -527,8 +547,8 @@ export class LinkController {
     async stop(linkGone = false): Promise<ReadonlyMap<string, NameState>> {
         await this.work.stop();
         const [, gatewayMemory] = await Promise.all([this.stopRemote(), this.gateway.stop()]);
-        this.deps.metrics.forgetLink(this.labels());
-        if (linkGone) this.deps.queueMetrics.forget(workName(this.deps.name));
+        this.opts.metrics.forgetLink(this.labels());
+        if (linkGone) this.config.queueMetrics.forget(workName(this.name));
         this.log.info({ cluster: this.link?.spec.targetClusterName }, 'stopped watching remote cluster');
         return gatewayMemory;
     }

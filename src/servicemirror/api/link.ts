@@ -185,6 +185,14 @@ const linkObjectSchema = z.object({
 });
 
 /** Parse a Link read from the apiserver (any served version) into its v1alpha3 form. */
+/**
+ * Whether a Link's update is a new Link to serve: its spec changed, or it was deleted and
+ * created again (a new uid). Status writes, ours included, come back as updates that are not.
+ */
+export function linkSpecChanged(old: { metadata?: { uid?: string }; spec?: unknown }, obj: { metadata?: { uid?: string }; spec?: unknown }): boolean {
+    return old.metadata?.uid !== obj.metadata?.uid || JSON.stringify(old.spec) !== JSON.stringify(obj.spec);
+}
+
 export function parseLink(obj: unknown): ParseLinkResult {
     const parsed = linkObjectSchema.safeParse(obj);
     if (!parsed.success) return { error: describeZodError(parsed.error) };
