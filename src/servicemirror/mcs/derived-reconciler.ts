@@ -11,7 +11,7 @@ import { isNotFound } from '../../kube/errors.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import { collectionPath, objectPath, Services } from '../../kube/resources.js';
 import type { SliceOwner } from '../../kube/slice-owner.js';
-import type { McsWriterDeps } from './import-reconciler.js';
+import { confirmUnexported, type McsWriterDeps } from './import-reconciler.js';
 import { membersOf } from './members.js';
 import { planDerived, planDerivedSlices, type DerivedPlan, type DerivedPlanInput } from './plan-derived.js';
 import { derivedServiceName, MCS_MANAGED_BY } from './types.js';
@@ -46,6 +46,7 @@ export class DerivedReconciler implements Reconciler<string> {
             maxEndpointsPerSlice: this.maxEndpointsPerSlice,
         };
         const plan = planDerived(input);
+        if (plan.derived.action === 'delete' || plan.deletes.length > 0) await confirmUnexported(this.deps, namespace, name);
         const [current] = await Promise.all([this.writeDerived(plan, namespace, derivedName), plan.deletes.length > 0 ? this.slices.apply(writesPlan({ deletes: plan.deletes })) : undefined]);
         if (plan.endpoints && current) await this.slices.apply(planDerivedSlices(input, current, plan.endpoints));
     }

@@ -6,7 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { systemClock } from '../../time/clock.js';
 import type { Reconciler } from '../../kube/controller.js';
-import { isNotFound } from '../../kube/errors.js';
+import { isNotFound, StaleCacheError } from '../../kube/errors.js';
 import type { EventSink } from '../../kube/events.js';
 import type { WriteOpts } from '../../kube/leader-guard.js';
 import type { Logger } from '../../kube/log.js';
@@ -29,6 +29,23 @@ export interface McsWriterDeps {
 }
 
 const QUERY = { fieldManager: MCS_MANAGED_BY };
+
+/**
+ * Before deleting what the local ServiceExport's absence from the cache seems to allow, the
+ * apiserver is asked: a replica that just took the lease may hold a cache its stalled watch left
+ * behind, and an import deleted on such a guess comes back with another ClusterSetIP. Throws
+ * StaleCacheError (retried with backoff) when the export exists.
+ */
+export async function confirmUnexported(deps: McsWriterDeps, namespace: string, name: string): Promise<void> {
+    if (deps.caches.exports.store.get(namespace, name)) return;
+    try {
+        await deps.rest.get(objectPath(ServiceExports, namespace, name));
+    } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+    }
+    throw new StaleCacheError(`ServiceExport ${namespace}/${name} exists but is not in the cache yet: nothing of its import is deleted`);
+}
 
 export class ImportReconciler implements Reconciler<string> {
     /** The imports this reconciler wrote, and the ServiceExport statuses. */
@@ -71,6 +88,7 @@ export class ImportReconciler implements Reconciler<string> {
         const write = plan.import;
         if (write.action === 'none') return undefined;
         if (write.action === 'delete') {
+            await confirmUnexported(this.deps, namespace, name);
             const uid = write.object.metadata?.uid;
             await rest.delete(objectPath(ServiceImports, namespace, name), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, guarded).catch((err: unknown) => {
                 if (!isNotFound(err)) throw err;

@@ -57,7 +57,9 @@ export function planDerived(input: DerivedPlanInput): DerivedPlan {
         const usable = derivedOurs && isHeadless(derived) === (existing!.spec?.type === 'Headless');
         return { derived: NONE, deletes: [], endpoints: usable ? { ports: existing!.spec?.ports ?? [], exporters: state.exporters } : undefined };
     }
-    const resolution = state.resolution!;
+    // Kept only for a member that cannot be read yet: nothing is resolved, nothing is deleted.
+    if (!state.resolution) return { derived: NONE, deletes: [] };
+    const resolution = state.resolution;
     const endpoints = { ports: resolution.spec.ports, exporters: state.exporters };
     const wanted = desiredDerived(namespace, name, resolution);
     if (!derived) return { derived: { action: 'create', object: wanted }, deletes: [], endpoints };

@@ -74,7 +74,12 @@ export function planImport(input: ImportPlanInput): ImportPlan {
         conditions(false);
         return plan;
     }
-    if (state.holding || !state.resolution) return plan;
+    if (state.holding) return plan;
+    if (!state.resolution) {
+        // Kept only for a member that cannot be read yet: nothing to resolve; an invalid export here still says so.
+        conditions(true);
+        return plan;
+    }
     const resolution = state.resolution;
     // The derived Service as the import needs it (ours, of the import's type); until the other
     // reconciler has made it so, the import is neither created nor given another spec.

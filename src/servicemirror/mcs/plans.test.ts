@@ -496,6 +496,15 @@ describe('planImport and planDerived: unexport, leaving, restarts', () => {
         assert.deepEqual(plan.slices.deletes, []);
     });
 
+    it('unexported here while a member it does not list cannot be read: nothing is deleted (it may have begun exporting while no leader ran)', () => {
+        const { state } = converge([local(exported('2026-01-01T00:00:00Z'))]);
+        const plan = planBoth(input([local(undefined), remote(undefined, undefined, { known: false })], state));
+        assert.equal(plan.import.action, 'none');
+        assert.equal(plan.derived.action, 'none');
+        assert.deepEqual(plan.slices.deletes, []);
+        assert.equal(planBoth(input([local(undefined), remote(undefined)], state)).import.action, 'delete', 'once it can be read and exports nothing');
+    });
+
     it('only unknown clusters export it: nothing is deleted', () => {
         const { state } = converge([remote(exported('2026-01-02T00:00:00Z'))]);
         const plan = planBoth(input([local(undefined), remote(undefined, undefined, { known: false })], state));

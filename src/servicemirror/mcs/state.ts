@@ -14,7 +14,11 @@ export interface ImportState {
     importOurs: boolean;
     /** Clusters that cannot be read yet and may export the Service (the import lists them). */
     pending: string[];
-    /** Something is, or may be, exported: the import should exist. */
+    /**
+     * Something is, or may be, exported: the import should exist. While a member cannot be read
+     * our import stays even when it does not list that member: the member may have begun
+     * exporting while no leader ran. Nothing is deleted on a guess.
+     */
     imported: boolean;
     /**
      * A cluster the import lists cannot be read yet (a restart, its Link's watch starting): the
@@ -39,7 +43,7 @@ export function importState(name: string, members: readonly MemberCluster[], exi
         resolution,
         importOurs,
         pending,
-        imported: resolution !== undefined || pending.length > 0,
+        imported: resolution !== undefined || pending.length > 0 || (importOurs && members.some((m) => !m.known)),
         holding: importOurs && pending.length > 0,
     };
 }
