@@ -13,7 +13,7 @@ import { Agent, request, type RequestOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Cancellation } from './cancellation.js';
-import { ApiError, NotLeaderError, statusError } from './errors.js';
+import { ApiError, isNotFound, NotLeaderError, statusError } from './errors.js';
 import { checkLeader, type WriteOpts } from './leader-guard.js';
 import { TokenBucket } from './ratelimit.js';
 import type { ResourceType } from './resources.js';
@@ -318,6 +318,20 @@ export class KubeRest {
     }
     delete(path: string, query?: Query, body?: unknown, write?: WriteOpts) {
         return this.request<unknown>('DELETE', path, { query, body, ...write });
+    }
+
+    /**
+     * Deletes the object at `path` only if it is still the one with `uid` (a same-named successor
+     * is kept): true when deleted, false when it was already gone, which is what was wanted.
+     */
+    async deleteExactly(path: string, uid: string | undefined, write?: WriteOpts): Promise<boolean> {
+        try {
+            await this.delete(path, undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, write);
+            return true;
+        } catch (err) {
+            if (isNotFound(err)) return false;
+            throw err;
+        }
     }
 
     /**

@@ -11,7 +11,7 @@ import type { SlicePlan } from '../endpointslice/types.js';
 import type { SliceTracker } from '../endpointslice/tracker.js';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { sliceProblems } from '../endpointslice/validate.js';
-import { InvalidSliceError, isNotFound } from './errors.js';
+import { InvalidSliceError } from './errors.js';
 import { InFlight } from './own-writes.js';
 import type { KubeRest } from './rest.js';
 import type { WriteOpts } from './leader-guard.js';
@@ -82,16 +82,7 @@ export class SliceWriter {
         for (const slice of plan.deletes) {
             const { namespace, name, uid } = slice.metadata!;
             // The uid precondition keeps us from deleting a same-named successor.
-            await rest
-                .delete(
-                    objectPath(EndpointSlices, namespace, name!),
-                    undefined,
-                    { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined },
-                    this.guarded,
-                )
-                .catch((err: unknown) => {
-                    if (!isNotFound(err)) throw err; // already gone is what we wanted
-                });
+            await rest.deleteExactly(objectPath(EndpointSlices, namespace, name!), uid, this.guarded);
             tracker.expectDeletion(slice);
             sliceWrites?.inc({ operation: 'delete' });
             writes++;

@@ -7,7 +7,6 @@ import type { V1Service } from '@kubernetes/client-node';
 import { writesPlan } from '../../endpointslice/reconciler.js';
 import { systemClock } from '../../time/clock.js';
 import type { Reconciler } from '../../kube/controller.js';
-import { isNotFound } from '../../kube/errors.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import { collectionPath, objectPath, Services } from '../../kube/resources.js';
 import type { SliceOwner } from '../../kube/slice-owner.js';
@@ -63,10 +62,7 @@ export class DerivedReconciler implements Reconciler<string> {
             case 'update':
                 return this.serviceWrites.write(namespace, derivedName, () => rest.replace<V1Service>(objectPath(Services, namespace, derivedName), write.object, QUERY, guarded));
             case 'delete': {
-                const uid = write.object.metadata?.uid;
-                await rest.delete(objectPath(Services, namespace, derivedName), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, guarded).catch((err: unknown) => {
-                    if (!isNotFound(err)) throw err;
-                });
+                await rest.deleteExactly(objectPath(Services, namespace, derivedName), write.object.metadata?.uid, guarded);
                 return undefined;
             }
         }

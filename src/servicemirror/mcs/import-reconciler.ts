@@ -90,9 +90,7 @@ export class ImportReconciler implements Reconciler<string> {
         if (write.action === 'delete') {
             await confirmUnexported(this.deps, namespace, name);
             const uid = write.object.metadata?.uid;
-            await rest.delete(objectPath(ServiceImports, namespace, name), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, guarded).catch((err: unknown) => {
-                if (!isNotFound(err)) throw err;
-            });
+            await rest.deleteExactly(objectPath(ServiceImports, namespace, name), uid, guarded);
             log.info({ namespace, name }, 'no cluster exports it any more: ServiceImport deleted');
             return undefined;
         }

@@ -296,14 +296,7 @@ export class MirrorSync {
     /** Deletes this very Service (uid precondition); gone already is fine. */
     async deleteService(service: V1Service): Promise<void> {
         const { namespace, name, uid } = service.metadata!;
-        await this.deps.rest
-            .delete(objectPath(Services, namespace!, name!), undefined, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: uid ? { uid } : undefined }, this.guarded)
-            .then(
-                () => this.deps.metrics.serviceWrites.inc({ operation: 'delete' }),
-                (err: unknown) => {
-                    if (!isNotFound(err)) throw err;
-                },
-            );
+        if (await this.deps.rest.deleteExactly(objectPath(Services, namespace!, name!), uid, this.guarded)) this.deps.metrics.serviceWrites.inc({ operation: 'delete' });
         this.deps.owner.forgetService(namespace!, name!);
     }
 
