@@ -142,10 +142,8 @@ export class McsController {
 
         // The derived Service does not depend on what an export says, only on whether there is one.
         this.derived.watch(exports, byObject, { changed: () => false });
-        // Our own import matters to it only while a member cannot be read (the import's clusters then hold its slices).
-        const importConcernsDerived = (imp: ServiceImport) =>
-            imp.metadata?.labels?.[MCS_OWNED_LABEL] !== imp.metadata?.name || clusterSet.members().some((m) => !m.remote) ? byObject(imp) : [];
-        this.derived.watch(imports, importConcernsDerived, { changed: importMattersToDerived });
+        // The import as written gives the slices their ports and, while a member cannot be read, their clusters.
+        this.derived.watch(imports, byObject, { changed: importMattersToDerived });
         this.derived.watch(services, byService, { ownWrites: derivedReconciler.serviceWrites });
         this.derived.watch(sourceSlices, (slice) => concerns(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME]));
         this.derived.watch(clusterSet, byRemote);

@@ -1,9 +1,9 @@
 // planDerived: the derived Service of one imported Service in this cluster and its slices (one
 // set per source cluster), from what every cluster exports now and the ServiceImport here. The
-// derived Service is written first: its ClusterIPs are the import's `ips` (plan-import.ts). It
-// is not owned by the import: a ServiceImport deleted by hand while still exported is made again
-// with the same ips (its ClusterSetIP must not change while exported), and the derived Service
-// is deleted here, with its slices, once nothing is exported. Pure: no I/O, no clock, no globals.
+// derived Service is written first: its ClusterIPs are the import's `ips` (plan-import.ts); its
+// slices once the import is written, on the import's ports. It is not owned by the import: a
+// ServiceImport deleted by hand while still exported is made again with the same ips (its
+// ClusterSetIP must not change while exported), and the derived Service is deleted here, with its slices, once nothing is exported. Pure: no I/O, no clock, no globals.
 import type { V1EndpointSlice, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import { planSlices, writesPlan } from '../../endpointslice/reconciler.js';
 import type { SlicePlan } from '../../endpointslice/types.js';
@@ -52,21 +52,23 @@ export function planDerived(input: DerivedPlanInput): DerivedPlan {
     if (!state.imported) return drop();
     // Someone else's import, or a name taken: nothing of ours to make (the import's plan reports it).
     if ((existing && !state.importOurs) || (derived && !derivedOurs)) return { derived: NONE, deletes: [] };
+    // The slices carry the ports of the import as written, never one it lacks: they follow it.
+    const written = existing && state.importOurs ? existing : undefined;
+    const endpointsFor = (headless: boolean): DerivedEndpoints | undefined =>
+        written && (written.spec?.type === 'Headless') === headless ? { ports: written.spec?.ports ?? [], exporters: state.exporters } : undefined;
     if (state.holding) {
         // The known exporters' endpoints still follow them, into the derived Service as it is.
-        const usable = derivedOurs && isHeadless(derived) === (existing!.spec?.type === 'Headless');
-        return { derived: NONE, deletes: [], endpoints: usable ? { ports: existing!.spec?.ports ?? [], exporters: state.exporters } : undefined };
+        return { derived: NONE, deletes: [], endpoints: derivedOurs ? endpointsFor(isHeadless(derived)) : undefined };
     }
     // Kept only for a member that cannot be read yet: nothing is resolved, nothing is deleted.
     if (!state.resolution) return { derived: NONE, deletes: [] };
     const resolution = state.resolution;
-    const endpoints = { ports: resolution.spec.ports, exporters: state.exporters };
     const wanted = desiredDerived(namespace, name, resolution);
-    if (!derived) return { derived: { action: 'create', object: wanted }, deletes: [], endpoints };
+    if (!derived) return { derived: { action: 'create', object: wanted }, deletes: [], endpoints: endpointsFor(resolution.spec.type === 'Headless') };
     // A ClusterIP cannot become None or the reverse: the derived Service is made anew (its slices go with it).
     if (isHeadless(derived) !== (resolution.spec.type === 'Headless')) return drop();
     const update = derivedUpdate(derived, wanted);
-    return { derived: update ? { action: 'update', object: update } : NONE, deletes: [], endpoints };
+    return { derived: update ? { action: 'update', object: update } : NONE, deletes: [], endpoints: endpointsFor(isHeadless(derived)) };
 }
 
 /**

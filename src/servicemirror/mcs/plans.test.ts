@@ -161,13 +161,28 @@ describe('planImport and planDerived: one exporting cluster', () => {
         assert.equal(condition(plan, 'east', 'Conflict')?.status, 'False');
         assert.equal(condition(plan, 'east', 'Ready')?.status, 'True');
         assert.equal(condition(plan, 'east', 'Valid')?.lastTransitionTime, NOW);
-        assert.equal(plan.slices.creates.length, 1, 'the slices of the derived Service as created');
+        assert.equal(plan.slices.creates.length, 0, 'no slice before the import is written: its ports are the import\'s');
+        const next = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], applied(plan, applied(first, {}))));
+        assert.equal(next.slices.creates.length, 1, 'then the slice, on the ports of the import as written');
+        assert.deepEqual(next.slices.creates[0]!.ports?.map((p) => p.name), ['tcp']);
+    });
+
+    it('never gives a slice a port the import does not have: the slices follow the import as written', () => {
+        const members = [local(exported('2026-01-01T00:00:00Z'))];
+        const { state } = converge(members);
+        // The exported Service gained a port; the import does not have it yet.
+        const grown = [local(exported('2026-01-01T00:00:00Z'), service({ ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 42, protocol: 'UDP' }, { name: 'admin', port: 9, protocol: 'TCP' }] }))];
+        const derivedOnly = planDerived(input(grown, state));
+        const slicePlan = derivedOnly.endpoints && planDerivedSlices(input(grown, state), state.derived!, derivedOnly.endpoints);
+        assert.deepEqual(derivedOnly.endpoints?.ports.map((p) => p.name), ['tcp', 'udp']);
+        for (const slice of [...(slicePlan?.creates ?? []), ...(slicePlan?.updates ?? [])]) assert.ok(!slice.ports?.some((p) => p.name === 'admin'));
+        assert.equal(converge(grown, state).state.existingImport?.spec?.ports?.length, 3, 'and once the import has it, so do they');
     });
 
     it('takes 4 writes in all: the derived Service, the import, its status, one slice', () => {
         let state: Partial<ImportPlanInput> = {};
         let writes = 0;
-        for (let pass = 0; pass < 4; pass++) {
+        for (let pass = 0; pass < 5; pass++) {
             const plan = planBoth(input([local(exported('2026-01-01T00:00:00Z'))], state));
             writes += [plan.derived.action !== 'none', plan.import.action !== 'none', plan.importStatus !== undefined].filter(Boolean).length;
             writes += plan.slices.creates.length + plan.slices.updates.length + plan.slices.deletes.length;

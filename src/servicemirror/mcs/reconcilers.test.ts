@@ -89,7 +89,7 @@ function cached<T extends KubeObject>(informer: Informer<T>, obj: T): void {
 }
 
 describe('the MCS reconcilers', () => {
-    it('write one import in 4 writes and the export once: the derived Service and its slice, then the import, its status and the conditions', async () => {
+    it('write one import in 4 writes and the export once: the derived Service, the import with its ips, its status and the conditions, then the slice', async () => {
         const { rest, caches, imports, derived } = setUp();
         cached(caches.services, { metadata: { name: 'hello', namespace: NS, uid: 's' }, spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], ipFamilies: ['IPv4'] } });
         cached(caches.sourceSlices, {
@@ -104,7 +104,7 @@ describe('the MCS reconcilers', () => {
         await imports.reconcile(`${NS}/hello`);
         assert.deepEqual(rest.writes, []);
         await derived.reconcile(`${NS}/hello`);
-        assert.deepEqual(rest.writes, ['POST services', 'POST endpointslices']);
+        assert.deepEqual(rest.writes, ['POST services'], 'no slice before the import: its ports are the import\'s');
 
         // The derived Service is in the cache now: the import is created with its ips, then its status and the export's conditions.
         rest.writes.length = 0;
@@ -115,6 +115,11 @@ describe('the MCS reconcilers', () => {
         assert.deepEqual(imported.spec?.ips, ['10.96.0.7']);
         assert.deepEqual(imported.status?.clusters, [{ cluster: 'east' }]);
         assert.equal(caches.exports.store.get(NS, 'hello')!.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+
+        // The import in the cache: the slice, on its ports.
+        rest.writes.length = 0;
+        await derived.reconcile(`${NS}/hello`);
+        assert.deepEqual(rest.writes, ['POST endpointslices']);
 
         // Converged: neither writes anything more.
         rest.writes.length = 0;
