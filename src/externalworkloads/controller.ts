@@ -153,6 +153,13 @@ export class ExternalWorkloadsController implements Runnable {
         // Someone else's edit or delete of our slices is undone (the echoes of our own writes are ignored).
         const sliceDelay = Math.max(1000, this.batchMs);
         this.slices.onForeignChange((namespace, service) => this.controller.addAfter(keyOf(namespace, service), sliceDelay));
+        // And the Services our slices name start each term: one deleted while no replica led is
+        // gone from the cache, and its sync deletes the slices (else they would wait for the
+        // resync). Their changes are the foreign ones above, not every echo of our own writes.
+        this.controller.watch({ on: () => undefined, list: () => this.slices.informer.store.list() }, (slice) => {
+            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+            return service ? [keyOf(slice.metadata!.namespace!, service)] : [];
+        });
     }
 
     private servicesSelecting(w: CachedWorkload): Key[] {
@@ -168,14 +175,8 @@ export class ExternalWorkloadsController implements Runnable {
     startLeading(): void {
         this.slices.newTerm();
         this.reported.clear();
-        const keys = new Set(this.services.store.list().map((svc) => keyOf(svc.metadata!.namespace!, svc.metadata!.name!)));
-        // And the Services our slices name: one deleted while no replica led is gone from the
-        // cache, and its sync deletes the slices (else they would wait for the resync).
-        for (const slice of this.slices.informer.store.list()) {
-            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-            if (service) keys.add(keyOf(slice.metadata!.namespace!, service));
-        }
-        this.controller.start(keys);
+        // Every Service, and every Service our slices name: the runtime replays what is watched.
+        this.controller.start();
         this.health?.start();
         this.groups?.startLeading();
     }

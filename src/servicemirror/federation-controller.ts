@@ -51,6 +51,12 @@ export interface FederationDeps {
     resyncMs?: number;
 }
 
+/** The federated Service a mirror Service is, if it is one (`<name>-federated`). */
+function federatedKeys(svc: CompactService): FederatedKey[] {
+    const name = federatedMemberName(svc.metadata?.name ?? '');
+    return name && isFederatedService(svc) ? [federatedKey(svc.metadata!.namespace!, name)] : [];
+}
+
 export class FederationController {
     private readonly syncer: FederatedSync;
     private readonly queue: Controller<FederatedKey>;
@@ -77,17 +83,14 @@ export class FederationController {
             log: deps.logger,
             resyncMs: deps.resyncMs,
         });
-        const federated = (svc: CompactService) => {
-            const name = federatedMemberName(svc.metadata?.name ?? '');
-            if (name && isFederatedService(svc)) this.queue.add(federatedKey(svc.metadata!.namespace!, name));
-        };
-        deps.services.on({ add: federated, update: (_, svc) => federated(svc), delete: federated });
-        const member = (svc: CompactService) => this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
-        members?.on({ add: member, update: (_, svc) => member(svc), delete: member });
+        // Every federated Service that exists and every local member: what the runtime replays
+        // at the start of a term, and what linkReady and linkStopped queue again.
+        this.queue.watch(deps.services, federatedKeys);
+        if (members) this.queue.watch(members, (svc) => [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)]);
     }
 
     start(): void {
-        this.queue.start(this.allKeys());
+        this.queue.start();
     }
 
     async stop(): Promise<void> {
@@ -103,30 +106,17 @@ export class FederationController {
 
     /** A Link's remote caches can be read now: its members, and every federated Service (it may have left some). */
     linkReady(remote: ReadableRemote): void {
+        this.queue.resync();
         const selector = remote.link.spec.federatedServiceSelector;
-        const keys = new Set(this.allKeys());
-        if (!isEmptySelector(selector)) {
-            for (const svc of remote.services.list()) {
-                if (matchesSelector(selector, svc.metadata?.labels)) keys.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
-            }
+        if (isEmptySelector(selector)) return;
+        for (const svc of remote.services.list()) {
+            if (matchesSelector(selector, svc.metadata?.labels)) this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
         }
-        for (const key of keys) this.queue.add(key);
     }
 
     /** A Link's remote stopped: its members are kept while it restarts, dropped if the Link is gone. */
     linkStopped(): void {
-        for (const key of this.allKeys()) this.queue.add(key);
-    }
-
-    /** Every key there may be work for: each federated Service that exists and each local member. */
-    private allKeys(): FederatedKey[] {
-        const keys = new Set<FederatedKey>();
-        for (const svc of this.deps.services.store.list()) {
-            const name = federatedMemberName(svc.metadata?.name ?? '');
-            if (name && isFederatedService(svc)) keys.add(federatedKey(svc.metadata!.namespace!, name));
-        }
-        for (const svc of this.deps.localMembers?.store.list() ?? []) keys.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
-        return [...keys];
+        this.queue.resync();
     }
 
     private async sync(namespace: string, name: string): Promise<void> {

@@ -84,11 +84,10 @@ export class WorkloadGroupsController {
         return [...names].map((name) => VM + key(namespace, name));
     }
 
+    /** Every group and every registration is planned again (the runtime replays the caches); those of a group no longer there plan nothing: they are its garbage collector's. */
     startLeading(): void {
         this.reported.clear();
-        // Every group's registrations; those of a group no longer there are its garbage collector's.
-        const keys = this.groups.store.list().flatMap((g) => [GROUP + key(g.metadata.namespace, g.metadata.name), ...this.registrationsOf(g.metadata.namespace, g.metadata.name)]);
-        this.controller.start(new Set(keys));
+        this.controller.start();
     }
 
     stopLeading(): Promise<void> {

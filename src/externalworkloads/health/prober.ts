@@ -12,6 +12,10 @@
 // loopback, link-local or a cloud metadata address unless --probe-allow-cidrs lists it), or
 // to the operator's address override (tests). A refused target is a Warning Event and no
 // probe: the Ready condition is left as it is.
+// Which workloads are probed follows the cache through the runtime: a controller keyed by
+// workload whose reconcile reads the cached workload and follows or forgets it (no I/O), so the
+// runtime owns the subscription and the start of each term (every cached workload replayed).
+// The probes' own timers are the probing itself, not a resync.
 // Writes do not hold up probing: a workload whose condition must change is queued (by key, so
 // once however often its probes ask) for a few writers, which write what its probes say then
 // and retry with backoff; a first term that must write ten thousand conditions sends them at
@@ -90,6 +94,8 @@ export class HealthProber {
     private readonly refused = new Map<string, string>();
     private readonly slots: Slots;
     private readonly inFlight = new Set<Promise<void>>();
+    /** Keys of workloads whose probes are to be started, changed or stopped: the cache's changes, reconciled by the runtime. */
+    private readonly following: Controller<string>;
     /** Keys of workloads whose Ready condition the probes want changed, reconciled by the runtime. */
     private readonly writes: Controller<string>;
     private leading = false;
@@ -97,29 +103,19 @@ export class HealthProber {
 
     constructor(private readonly deps: HealthProberDeps) {
         this.slots = new Slots(deps.options.concurrency ?? DEFAULT_PROBE_CONCURRENCY);
-        this.writes = new Controller<string>({
-            name: 'external-workloads-ready',
-            reconciler: { reconcile: (key) => this.writeReady(key) },
-            metrics: deps.queueMetrics,
-            events: deps.events,
-            rateLimiter: controllerRateLimiter({ baseMs: 1000 }),
-            workers: WRITERS,
-            log: deps.logger,
-        });
-        deps.workloads.on({
-            add: (w) => this.follow(w),
-            update: (_, w) => this.follow(w),
-            delete: (w) => this.forget(keyOf(w)),
-        });
+        const common = { metrics: deps.queueMetrics, events: deps.events, rateLimiter: controllerRateLimiter({ baseMs: 1000 }), log: deps.logger };
+        // One worker: a reconcile reads the cache and sets a timer, nothing to wait for.
+        this.following = new Controller<string>({ name: 'external-workloads-probes', reconciler: { reconcile: async (key) => this.follow(key) }, workers: 1, ...common });
+        this.following.watch(deps.workloads, (w) => [keyOf(w)]);
+        this.writes = new Controller<string>({ name: 'external-workloads-ready', reconciler: { reconcile: (key) => this.writeReady(key) }, workers: WRITERS, ...common });
     }
 
-    /** This replica leads: probe every cached workload that asks for it, from its stored condition. */
+    /** This replica leads: probe every cached workload that asks for it (the runtime replays them all), from its stored condition. */
     start(): void {
         this.leading = true;
         this.abort = new AbortController();
-        this.writes.start([]);
-        // 21 000 workloads take a good 15 ms, once a term: no slicing.
-        for (const w of this.deps.workloads.store.list()) this.follow(w);
+        this.writes.start();
+        this.following.start();
     }
 
     /** The term ended: no new probe starts, the ones in flight are aborted and awaited. */
@@ -132,14 +128,15 @@ export class HealthProber {
         this.refused.clear();
         this.slots.releaseWaiters();
         this.updateGauges();
-        await Promise.all([...this.inFlight, this.writes.stop()]);
+        await Promise.all([...this.inFlight, this.following.stop(), this.writes.stop()]);
     }
 
-    private follow(cached: CachedWorkload): void {
+    /** Probes the workload as its cached form asks, from its stored condition; gone, not probed. */
+    private follow(key: string): void {
         if (!this.leading) return;
-        const key = keyOf(cached);
-        if (!cached.ok) return this.forget(key); // the controller reports it (InvalidWorkload)
-        const workload = cached;
+        const [namespace, name] = key.split('/') as [string, string];
+        const workload = this.deps.workloads.store.get(namespace, name);
+        if (!workload?.ok) return this.forget(key); // a malformed one: the controller reports it (InvalidWorkload)
         const wanted = this.probeOf(workload);
         if (wanted.kind !== 'probe') {
             this.forget(key);
@@ -157,7 +154,6 @@ export class HealthProber {
         }
         current?.cancelTimer?.();
         const { spec, host, port, identity } = wanted;
-        const { namespace, name } = workload.metadata;
         const probed: Probed = { key, namespace, name, spec, host, port, identity, state: initialProbeState(storedStatus), storedStatus };
         this.probed.set(key, probed);
         this.updateGauges();
