@@ -207,6 +207,13 @@ describe('the shape of src/', () => {
         assert.deepEqual(direct, []);
     });
 
+    it('leaves the leader guard to the runtime: no writer outside kube/ builds one', () => {
+        // Every controller writes through the Manager's client (KubeRest.guarded): a writer that
+        // passed its own whileLeader would be a second rule, and one that forgot, none.
+        const guards = files.filter((f) => !f.startsWith('kube/') && /\bwhileLeader\b/.test(code(sources.get(f)!)));
+        assert.deepEqual(guards, []);
+    });
+
     it('keeps ip/ below endpointslice/: addresses know nothing of slices', () => {
         const upward = files.filter((f) => f.startsWith('ip/')).flatMap((f) => graph.get(f)!.filter((to) => to.startsWith('endpointslice/')).map((to) => `${f} imports ${to}`));
         assert.deepEqual(upward, []);

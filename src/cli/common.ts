@@ -138,11 +138,12 @@ export async function runController(
         },
     });
     const queueMetrics = new WorkQueueMetrics(manager.registry, METRICS_PREFIX.replace(/_$/, ''));
-    const events = new EventRecorder(rest, component, logFn(logger.child({ component: 'events' })), undefined, {
+    // Events as any write: sent only while leading.
+    const events = new EventRecorder(manager.client, component, logFn(logger.child({ component: 'events' })), undefined, {
         isLeader: manager.isLeader,
         registry: manager.registry,
     });
-    const deps: ControllerDeps = { rest, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader, resyncMs: flags.resyncPeriod };
+    const deps: ControllerDeps = { rest: manager.client, logger, registry: manager.registry, queueMetrics, events, isLeader: manager.isLeader, resyncMs: flags.resyncPeriod };
     manager.add(build(deps));
     for (const service of services(deps)) manager.addService(service);
     manager.handleSignals();

@@ -103,7 +103,7 @@ export class ExternalWorkloadsController implements Runnable {
         });
         this.workloads.store.addIndex(BY_LABEL, workloadIndexValues);
         this.services.store.addIndex(BY_SELECTOR, serviceIndexValues);
-        this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, isLeader: opts.isLeader, sliceWrites: this.metrics.sliceWrites, ...common });
+        this.slices = new SliceOwner({ rest: opts.rest, managedBy: this.managedBy, sliceWrites: this.metrics.sliceWrites, ...common });
         this.informers = [this.services, this.workloads, this.slices.informer];
         this.controller = new Controller<Key>({
             name: this.name,
@@ -131,7 +131,7 @@ export class ExternalWorkloadsController implements Runnable {
         if (opts.healthChecks) {
             this.health = new HealthProber({
                 workloads: this.workloads,
-                writer: new ReadyWriter({ rest: opts.rest, workloads: this.workloads, isLeader: opts.isLeader }),
+                writer: new ReadyWriter({ rest: opts.rest, workloads: this.workloads }),
                 events: opts.events,
                 metrics: new HealthCheckMetrics(opts.registry),
                 queueMetrics: opts.queueMetrics,

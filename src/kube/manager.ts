@@ -43,12 +43,13 @@ export interface ReplicaService {
 
 /** What the manager hands every controller it runs. */
 export interface ControllerDeps {
+    /** Manager.client: writes only while this replica leads. */
     rest: KubeRest;
     logger: Logger;
     registry: Registry;
     queueMetrics: WorkQueueMetrics;
     events: EventSink;
-    /** The guard writers ask right before every write. */
+    /** Whether this replica leads now (what the client's writes are checked against). */
     isLeader: () => boolean;
     /** Cached objects are re-delivered, and keys given up on retried, this often (0 = never). */
     resyncMs?: number;
@@ -91,6 +92,7 @@ export class Manager {
 
     constructor(private readonly opts: ManagerOptions) {
         this.registry = opts.registry ?? new Registry();
+        this.client = opts.rest.guarded(this.isLeader);
         if (!opts.registry) collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
         this.leaderGauge = new Gauge({
             name: `${METRICS_PREFIX}leader`,
@@ -125,8 +127,15 @@ export class Manager {
         this.services.push(service);
     }
 
-    /** The guard writers ask right before every write: only while the controllers work, so never before the caches synced. */
+    /** Whether this replica's controllers work now: only while leading, and never before the caches synced. */
     readonly isLeader = (): boolean => (this.elector ? this.working && this.elector.isLeader() : !this.stopping);
+
+    /**
+     * The client every controller of this process is handed (ControllerDeps.rest): its writes
+     * are sent only while isLeader says so, checked once a write may go out (after the rate
+     * limiter's wait), so no writer guards itself. Reads, watches and the Lease's own client are not guarded.
+     */
+    readonly client: KubeRest;
 
     ready(): boolean {
         return this.notReady() === undefined;

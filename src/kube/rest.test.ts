@@ -169,6 +169,28 @@ describe('KubeRest', () => {
         rest.close();
     });
 
+    it("hands out guarded views: their writes go out only while leading, reads always; the view shares the client's limit and close(), a fork keeps the guard", async () => {
+        answer = (_req, res) => res.end('{}');
+        const rest = client({ qps: 5, burst: 1 });
+        let leading = false;
+        const guarded = rest.guarded(() => leading);
+        const before = received.length;
+        await guarded.get('/read');
+        await assert.rejects(guarded.create('/refused', {}), NotLeaderError);
+        await assert.rejects(guarded.deleteExactly('/refused', 'uid'), NotLeaderError);
+        await assert.rejects(guarded.fork({ qps: 0 }).replace('/refused', {}), NotLeaderError);
+        await rest.create('/unguarded', {}); // the client itself is not guarded
+        leading = true;
+        await guarded.mergePatch('/written', {});
+        assert.deepEqual(received.slice(before).map((r) => `${r.method} ${r.url}`), ['GET /read', 'POST /unguarded', 'PATCH /written']);
+        // One rate limit: the view's request waits behind the client's, and the client's close() ends it.
+        const ahead = rest.get('/token').catch(() => undefined);
+        const waiting = guarded.get('/waits');
+        rest.close();
+        await assert.rejects(waiting, /rate limited/);
+        await ahead;
+    });
+
     it("tells a resource's listeners what each answer about one of its objects shows of the server's copy, a fork's answers too", async () => {
         const conflict = JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
         answer = (req, res) => {

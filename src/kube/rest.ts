@@ -117,21 +117,32 @@ function readBody(res: IncomingMessage, maxBytes = Infinity): Promise<string> {
     });
 }
 
+/** What a client shares with its guarded views: the connections, the credentials, the rate limit, the requests in flight. */
+class Transport {
+    agent: Agent | HttpAgent | undefined;
+    /** The credentials, when the kubeconfig fixes them (see credentials()). */
+    fixedCredentials: Credentials | undefined;
+    readonly limiter: TokenBucket | undefined;
+    /** Every request and watch in flight, for close() to abort. */
+    readonly inFlight = new Set<Cancellation>();
+    /** Shared with forks too, whose answers are of the same cluster. */
+    copies = new ServerCopies();
+
+    constructor(settings: KubeRestOptions) {
+        this.limiter = settings.qps ? new TokenBucket(settings.qps, settings.burst ?? Math.max(1, Math.ceil(settings.qps))) : undefined;
+    }
+}
+
 export class KubeRest {
     readonly server: URL;
     readonly userAgent: string;
-    private agent: Agent | HttpAgent | undefined;
-    /** The credentials, when the kubeconfig fixes them (see credentials()). */
-    private fixedCredentials: Credentials | undefined;
     private readonly hostname: string;
     private readonly port: string | number;
     private readonly pathPrefix: string;
-    private readonly limiter: TokenBucket | undefined;
     private readonly timeoutMs: number;
-    /** Every request and watch in flight, for close() to abort. */
-    private readonly inFlight = new Set<Cancellation>();
-    /** Shared with forks, whose answers are of the same cluster. */
-    private copies = new ServerCopies();
+    private readonly shared: Transport;
+    /** Asked before each write of this client's (guarded); a write that sets its own is asked that instead. */
+    private writeGuard: (() => boolean) | undefined;
 
     constructor(
         readonly kubeConfig: KubeConfig,
@@ -144,15 +155,28 @@ export class KubeRest {
         this.port = this.server.port || (this.server.protocol === 'https:' ? 443 : 80);
         this.pathPrefix = this.server.pathname.replace(/\/$/, '');
         this.userAgent = userAgent(settings.component);
-        this.limiter = settings.qps ? new TokenBucket(settings.qps, settings.burst ?? Math.max(1, Math.ceil(settings.qps))) : undefined;
         this.timeoutMs = settings.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+        this.shared = new Transport(settings);
     }
 
-    /** Another client for the same cluster and user, with its own connections and rate limit. */
+    /** Another client for the same cluster and user, with its own connections and rate limit, and this one's write guard. */
     fork(options: KubeRestOptions): KubeRest {
         const forked = new KubeRest(this.kubeConfig, { ...this.settings, ...options });
-        forked.copies = this.copies;
+        forked.shared.copies = this.shared.copies;
+        forked.writeGuard = this.writeGuard;
         return forked;
+    }
+
+    /**
+     * This client with every write sent only while `whileLeader` says so: what the Manager hands
+     * each controller, so no writer builds a leader guard of its own and one that forgets
+     * cannot write outside its term. A view, not a copy: all it reads is this client's (the
+     * Transport, a subclass's overrides), only the guard is its own.
+     */
+    guarded(whileLeader: () => boolean): KubeRest {
+        const view = Object.create(this) as KubeRest;
+        view.writeGuard = whileLeader;
+        return view;
     }
 
     /**
@@ -160,7 +184,7 @@ export class KubeRest {
      * shows (ServerCopies.on).
      */
     onServerCopy(resource: Pick<ResourceType, 'group' | 'plural'>, listener: (copy: ServerCopy) => void): () => void {
-        return this.copies.on(resource, listener);
+        return this.shared.copies.on(resource, listener);
     }
 
     /** Waits `delay` ms for a token of the client-side rate limit; an abort ends the wait. */
@@ -189,7 +213,7 @@ export class KubeRest {
         const opts: RequestOptions = {};
         // client-node builds a new agent each time (1.4.0), which we drop: ours keeps the connections.
         await this.kubeConfig.applyToHTTPSOptions(opts);
-        this.agent ??=
+        this.shared.agent ??=
             this.server.protocol === 'https:'
                 ? new Agent({
                       keepAlive: true,
@@ -200,7 +224,7 @@ export class KubeRest {
                 : new HttpAgent({ keepAlive: true });
         const credentials: Credentials = { headers: (opts.headers ?? {}) as Record<string, string>, auth: opts.auth ?? undefined };
         const user = this.kubeConfig.getCurrentUser();
-        if (user && !user.exec && !user.authProvider) this.fixedCredentials = credentials;
+        if (user && !user.exec && !user.authProvider) this.shared.fixedCredentials = credentials;
         return credentials;
     }
 
@@ -213,7 +237,7 @@ export class KubeRest {
             path: this.pathPrefix + path,
             headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...credentialHeaders, ...headers },
             auth,
-            agent: this.agent,
+            agent: this.shared.agent,
         };
     }
 
@@ -228,13 +252,13 @@ export class KubeRest {
         const cancelDeadline = timeoutMs ? systemClock.schedule(() => cancellation.cancel(new Error(`no response within ${timeoutMs} ms`)), timeoutMs) : undefined;
         if (signal?.aborted) onCallerAbort!();
         else if (onCallerAbort) signal!.addEventListener('abort', onCallerAbort, { once: true });
-        this.inFlight.add(cancellation);
+        this.shared.inFlight.add(cancellation);
         return {
             cancellation,
             release: () => {
                 cancelDeadline?.();
                 if (onCallerAbort) signal!.removeEventListener('abort', onCallerAbort);
-                this.inFlight.delete(cancellation);
+                this.shared.inFlight.delete(cancellation);
             },
         };
     }
@@ -250,11 +274,11 @@ export class KubeRest {
         }
         // No await where nothing is waited for (no rate limit, fixed credentials): each await
         // is a turn behind the other workers' microtasks before the request goes out.
-        const delay = this.limiter?.when('', systemClock.now()) ?? 0;
+        const delay = this.shared.limiter?.when('', systemClock.now()) ?? 0;
         if (delay > 0) await this.throttle(delay, cancellation);
-        const credentials = this.fixedCredentials ?? (await this.credentials());
+        const credentials = this.shared.fixedCredentials ?? (await this.credentials());
         const opts = this.options(method, withQuery(path, o.query), headers, credentials);
-        checkLeader(o);
+        checkLeader(method === 'GET' || o.whileLeader ? o : { whileLeader: this.writeGuard });
         const send = this.server.protocol === 'https:' ? request : httpRequest;
         return new Promise((resolve, reject) => {
             const req = send(opts, resolve);
@@ -283,12 +307,12 @@ export class KubeRest {
         const code = res.statusCode ?? 0;
         if (isRedirect(res)) throw redirectError(method, path, res);
         if (code < 200 || code > 299) {
-            if (code === 409) this.copies.show(method, path, true, o.body);
+            if (code === 409) this.shared.copies.show(method, path, true, o.body);
             const retryAfter = res.headers['retry-after'];
             throw statusError(code, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
         }
         const answer = (text ? JSON.parse(text) : {}) as T;
-        this.copies.show(method, path, false, answer);
+        this.shared.copies.show(method, path, false, answer);
         return answer;
     }
 
@@ -367,10 +391,10 @@ export class KubeRest {
 
     /** Aborts every request and watch in flight and drops the connections; the client stays usable. */
     close(): void {
-        for (const cancellation of this.inFlight) cancellation.cancel(new Error('client closed'));
-        this.inFlight.clear();
-        this.agent?.destroy();
-        this.agent = undefined;
-        this.fixedCredentials = undefined;
+        for (const cancellation of this.shared.inFlight) cancellation.cancel(new Error('client closed'));
+        this.shared.inFlight.clear();
+        this.shared.agent?.destroy();
+        this.shared.agent = undefined;
+        this.shared.fixedCredentials = undefined;
     }
 }

@@ -28,7 +28,6 @@ export interface SliceOwnerOptions {
     rest: KubeRest;
     /** endpointslice.kubernetes.io/managed-by of our slices; also the field manager of our writes. */
     managedBy: string;
-    isLeader: () => boolean;
     /** Counts writes by operation (create, update, delete). */
     sliceWrites?: Counter<'operation'>;
     namespace?: string;
@@ -57,7 +56,6 @@ export class SliceOwner {
         this.writer = new SliceWriter({
             rest: opts.rest,
             tracker: this.tracker,
-            isLeader: opts.isLeader,
             fieldManager: opts.managedBy,
             sliceWrites: opts.sliceWrites,
         });

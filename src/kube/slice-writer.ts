@@ -1,8 +1,7 @@
 // Executes a SlicePlan against the apiserver: creates, then updates, then deletes, as
 // upstream does (new endpoints are served before old ones go). A slice the apiserver would
-// reject is never sent (validate.ts); the plan fails whole instead. The transport asks the
-// leader guard just before each write goes out, so a replica that lost its lease writes
-// nothing, even after waiting for the client's rate limit; every success is
+// reject is never sent (validate.ts); the plan fails whole instead. Its client is the guarded
+// one the Manager hands out (a replica that lost its lease writes nothing); every success is
 // recorded in the tracker, so the events our writes cause are recognised as ours. The tracker
 // reads only metadata, so that is all the apiserver is asked to answer with.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
@@ -14,14 +13,12 @@ import { sliceProblems } from '../endpointslice/validate.js';
 import { InvalidSliceError } from './errors.js';
 import { InFlight } from './own-writes.js';
 import type { KubeRest } from './rest.js';
-import type { WriteOpts } from './leader-guard.js';
 import { collectionPath, EndpointSlices, objectPath } from './resources.js';
 import { Pacer } from './pacer.js';
 
 export interface SliceWriterOptions {
     rest: KubeRest;
     tracker: SliceTracker;
-    isLeader: () => boolean;
     fieldManager: string;
     /** Counts writes by operation (create, update, delete). */
     sliceWrites?: Counter<'operation'>;
@@ -35,9 +32,6 @@ export class SliceWriter {
     readonly inFlight = new InFlight();
 
     constructor(private readonly opts: SliceWriterOptions) {}
-
-    /** Asked by the transport just before each write goes out, after any rate-limit wait. */
-    private readonly guarded: WriteOpts = { whileLeader: () => this.opts.isLeader() };
 
     private validate(slice: V1EndpointSlice): void {
         const problems = sliceProblems(slice);
@@ -67,14 +61,14 @@ export class SliceWriter {
         let writes = 0;
         for (const slice of plan.creates) {
             const namespace = slice.metadata!.namespace!;
-            const created = await rest.createForMetadata(collectionPath(EndpointSlices, namespace), slice, query, this.guarded);
+            const created = await rest.createForMetadata(collectionPath(EndpointSlices, namespace), slice, query);
             tracker.update(created);
             sliceWrites?.inc({ operation: 'create' });
             writes++;
         }
         for (const slice of plan.updates) {
             const { namespace, name } = slice.metadata!;
-            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query, this.guarded);
+            const updated = await rest.replaceForMetadata(objectPath(EndpointSlices, namespace, name!), slice, query);
             tracker.update(updated);
             sliceWrites?.inc({ operation: 'update' });
             writes++;
@@ -82,7 +76,7 @@ export class SliceWriter {
         for (const slice of plan.deletes) {
             const { namespace, name, uid } = slice.metadata!;
             // The uid precondition keeps us from deleting a same-named successor.
-            await rest.deleteExactly(objectPath(EndpointSlices, namespace, name!), uid, this.guarded);
+            await rest.deleteExactly(objectPath(EndpointSlices, namespace, name!), uid);
             tracker.expectDeletion(slice);
             sliceWrites?.inc({ operation: 'delete' });
             writes++;

@@ -139,7 +139,6 @@ export class ServiceMirrorController implements Runnable {
         this.slices = new SliceOwner({
             rest: opts.rest,
             managedBy: MIRROR_SLICE_MANAGED_BY,
-            isLeader: opts.isLeader,
             sliceWrites: this.metrics.sliceWrites,
             indexLabels: [CLUSTER_NAME_LABEL],
             ...common,
@@ -166,7 +165,6 @@ export class ServiceMirrorController implements Runnable {
                       rest: mcs.qps === undefined ? opts.rest : opts.rest.fork({ qps: mcs.qps, burst: mcs.burst }),
                       logger: this.log,
                       events: opts.events,
-                      isLeader: opts.isLeader,
                       queueMetrics: opts.queueMetrics,
                       clusterName: mcs.clusterName,
                       clusterSet: this.clusterSet,
@@ -183,7 +181,6 @@ export class ServiceMirrorController implements Runnable {
             services: this.services,
             namespaces: this.namespaces,
             metrics: this.metrics,
-            isLeader: opts.isLeader,
             maxEndpointsPerSlice: opts.maxEndpointsPerSlice ?? 100,
             enableHeadlessServices: opts.enableHeadlessServices,
             enableNamespaceCreation: opts.enableNamespaceCreation,

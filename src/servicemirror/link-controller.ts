@@ -147,7 +147,6 @@ export class LinkController {
             namespace: config.namespace,
             name: name,
             stored: () => this.stored(),
-            isLeader: config.isLeader,
             policy: opts.policy,
             event: (event) => this.event(event),
             written: () => opts.metrics.statusWrites.inc({ link: name }),

@@ -95,12 +95,11 @@ export async function runServiceMirror(
             : undefined,
     });
     const controller = new ServiceMirrorController({
-        rest,
         logger,
         registry,
         queueMetrics: new WorkQueueMetrics(registry, 'mesh_endpoints'),
         // No de-duplication window: tests look for every Event.
-        events: new EventRecorder(rest, 'mesh-endpoints-service-mirror', logFn(logger), 0),
+        events: new EventRecorder(manager.client, 'mesh-endpoints-service-mirror', logFn(logger), 0),
         isLeader: manager.isLeader,
         namespace,
         dnsServers: [env.dns.address],
@@ -111,6 +110,8 @@ export async function runServiceMirror(
         linkRetryMs: 500,
         statusDelayMs: 200,
         ...opts,
+        // The Manager's client, as the process has: writes only while leading.
+        rest: manager.client,
     });
     manager.add(controller);
     const started = manager.start();

@@ -100,7 +100,7 @@ describe('EndpointSlice validity against the real apiserver', async () => {
 
     it('plans from hostile ExternalWorkloads are written, created then updated and deleted, with 0 writes rejected', async (t) => {
         const rest = new CountingRest(cluster.kubeConfig()); // its own record of rejections
-        const writer = new SliceWriter({ rest, tracker: new SliceTracker(), isLeader: () => true, fieldManager: 'slice-validity-test' });
+        const writer = new SliceWriter({ rest, tracker: new SliceTracker(), fieldManager: 'slice-validity-test' });
         const rounds = fc.sample(
             fc.record({ service: serviceShape(30), steps: fc.array(fc.array(validWorkload, { maxLength: 20 }), { minLength: 2, maxLength: 3 }), bad: fc.array(invalidIP, { maxLength: 5 }), max: fc.integer({ min: 1, max: 8 }) }),
             { numRuns: 25, seed: 1202 },
@@ -121,7 +121,7 @@ describe('EndpointSlice validity against the real apiserver', async () => {
 
     it('plans from hostile gateway answers are written with 0 writes rejected', async (t) => {
         const rest = new CountingRest(cluster.kubeConfig());
-        const writer = new SliceWriter({ rest, tracker: new SliceTracker(), isLeader: () => true, fieldManager: 'slice-validity-test' });
+        const writer = new SliceWriter({ rest, tracker: new SliceTracker(), fieldManager: 'slice-validity-test' });
         const link = testLink();
         const gateway = fc.tuple(fc.oneof(validIP, invalidIP), fc.constantFrom<'IPv4' | 'IPv6'>('IPv4', 'IPv6'), fc.boolean()).map(([address, family, ready]) => ({ address, family, ready }));
         const rounds = fc.sample(fc.record({ ports: servicePorts(30, 1), steps: fc.array(fc.array(gateway, { maxLength: 10 }), { minLength: 2, maxLength: 3 }) }), { numRuns: 20, seed: 1203 });

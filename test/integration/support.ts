@@ -75,15 +75,17 @@ export async function runExternalWorkloads(
               }
             : undefined,
     });
+    // The Manager's client, as the process has (writes only while leading), or one guarded as the test says.
+    const client = opts.isLeader ? rest.guarded(opts.isLeader) : manager.client;
     const controller = new ExternalWorkloadsController({
-        rest,
         logger,
         registry,
         queueMetrics: new WorkQueueMetrics(registry, 'mesh_endpoints'),
-        events: new EventRecorder(rest, 'mesh-endpoints-external-workloads', logFn(logger)),
+        events: new EventRecorder(client, 'mesh-endpoints-external-workloads', logFn(logger)),
         isLeader: manager.isLeader,
         batchPeriodMs: 100,
         ...opts,
+        rest: client,
     });
     manager.add(controller);
     const started = manager.start();

@@ -61,7 +61,7 @@ export class WorkloadGroupsController {
         this.leases.store.indexLabel(GROUP_LABEL);
         this.workloads.store.indexLabel(GROUP_LABEL);
         this.informers = [this.groups, this.leases, this.workloads];
-        this.writer = new RegistrationWriter(opts.rest, opts.isLeader);
+        this.writer = new RegistrationWriter(opts.rest);
         this.controller = new Controller<string>({
             name: 'workload-groups',
             reconciler: { reconcile: (key) => (key.startsWith(VM) ? this.syncRegistration(key.slice(VM.length)) : this.syncGroupStatus(key.slice(GROUP.length))) },
@@ -141,7 +141,7 @@ export class WorkloadGroupsController {
         const status = statusToWrite(groupStatus(group, leases, workloads, this.now()), cached.status, rfc3339(this.now()));
         if (!status) return;
         try {
-            await this.opts.rest.mergePatchForMetadata(objectPath(ExternalWorkloadGroups, namespace, name, 'status'), { status }, undefined, { whileLeader: this.opts.isLeader });
+            await this.opts.rest.mergePatchForMetadata(objectPath(ExternalWorkloadGroups, namespace, name, 'status'), { status });
         } catch (err) {
             if (!isNotFound(err)) throw err;
         }

@@ -1,7 +1,6 @@
 // Carries out one registration's plan (plan.ts): the workload's create or replace, its Ready
-// condition, the deletes, in that order, each guarded by the leader check and each against the
-// version the plan was made from, so a change in between is a conflict (planned again), never
-// overwritten. Tolerant where the world is racy: a delete that finds nothing is success.
+// condition, the deletes, in that order, each against the version the plan was made from, so a
+// change in between is a conflict (planned again), never overwritten. Tolerant where the world is racy: a delete that finds nothing is success.
 import { withReadyCondition } from '../health/readiness.js';
 import type { KubeRest } from '../../kube/rest.js';
 import { isConflict, isNotFound, StaleCacheError } from '../../kube/errors.js';
@@ -17,36 +16,32 @@ export interface Applied {
 }
 
 export class RegistrationWriter {
-    constructor(
-        private readonly rest: KubeRest,
-        private readonly isLeader: () => boolean,
-    ) {}
+    constructor(private readonly rest: KubeRest) {}
 
     async apply(plan: RegistrationPlan, lease: RegistrationLease | undefined, existing: GroupWorkload | undefined, namespace: string, name: string): Promise<Applied> {
-        const guard = { whileLeader: this.isLeader };
         let uid = existing?.metadata.uid;
         let resourceVersion = existing?.metadata.resourceVersion;
         let writes = 0;
         try {
             if (plan.delete) {
-                if (plan.delete.workload) await this.ignoreMissing(this.rest.delete(objectPath(ExternalWorkloads, namespace, name), undefined, { preconditions: { uid } }, guard));
+                if (plan.delete.workload) await this.ignoreMissing(this.rest.delete(objectPath(ExternalWorkloads, namespace, name), undefined, { preconditions: { uid } }));
                 // Against the version planned from: a heartbeat that came in meanwhile keeps the Lease.
-                if (plan.delete.lease && lease) await this.ignoreMissing(this.rest.delete(objectPath(Leases, namespace, name), undefined, { preconditions: { resourceVersion: lease.resourceVersion } }, guard));
+                if (plan.delete.lease && lease) await this.ignoreMissing(this.rest.delete(objectPath(Leases, namespace, name), undefined, { preconditions: { resourceVersion: lease.resourceVersion } }));
                 return { writes: Number(plan.delete.workload) + Number(plan.delete.lease) };
             }
             if (plan.write?.kind === 'create') {
-                const stored = await this.rest.createForMetadata(collectionPath(ExternalWorkloads, namespace), plan.write.workload, undefined, guard);
+                const stored = await this.rest.createForMetadata(collectionPath(ExternalWorkloads, namespace), plan.write.workload);
                 ({ uid, resourceVersion } = stored.metadata ?? {});
                 writes++;
             } else if (plan.write?.kind === 'update') {
                 const body = { ...plan.write.workload, metadata: { ...plan.write.workload.metadata, resourceVersion } };
-                const stored = await this.rest.replaceForMetadata(objectPath(ExternalWorkloads, namespace, name), body, undefined, guard);
+                const stored = await this.rest.replaceForMetadata(objectPath(ExternalWorkloads, namespace, name), body);
                 ({ uid, resourceVersion } = stored.metadata ?? {});
                 writes++;
             }
             if (plan.ready) {
                 const conditions = withReadyCondition(plan.write?.kind === 'create' ? [] : existing?.conditions, plan.ready);
-                await this.rest.mergePatchForMetadata(objectPath(ExternalWorkloads, namespace, name, 'status'), { metadata: { resourceVersion }, status: { conditions } }, undefined, guard);
+                await this.rest.mergePatchForMetadata(objectPath(ExternalWorkloads, namespace, name, 'status'), { metadata: { resourceVersion }, status: { conditions } });
                 writes++;
             }
         } catch (err) {

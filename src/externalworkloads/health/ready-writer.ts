@@ -14,7 +14,6 @@ import { systemClock } from '../../time/clock.js';
 export interface ReadyWriterDeps {
     rest: KubeRest;
     workloads: Informer<CachedWorkload>;
-    isLeader: () => boolean;
     now?: () => Date;
 }
 
@@ -39,8 +38,6 @@ export class ReadyWriter {
                     metadata: { resourceVersion: cached.metadata.resourceVersion },
                     status: { conditions: withReadyCondition(conditions, condition) },
                 },
-                undefined,
-                { whileLeader: this.deps.isLeader },
             );
             // The answer is the stored metadata alone: the Event of the transition names this version.
             return { outcome: 'written', workload: { ...cached.metadata, uid: stored?.uid ?? cached.metadata.uid, resourceVersion: stored?.resourceVersion } };

@@ -41,7 +41,6 @@ export interface LinkStatusDeps {
     name: string;
     /** The Link as cached now. */
     stored: () => (KubeObject & { status?: LinkStatus }) | undefined;
-    isLeader: () => boolean;
     policy: DnsPolicy;
     event: (event: LinkEvent) => void;
     /** Counts one status write. */
@@ -180,9 +179,7 @@ export class LinkStatusBook {
     }
 
     private async patch(uid: string, patch: { status: Record<string, unknown> }): Promise<boolean> {
-        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), patch, undefined, {
-            whileLeader: this.deps.isLeader,
-        });
+        const stored = await this.deps.rest.mergePatch<{ status?: LinkStatus }>(objectPath(Links, this.deps.namespace, this.deps.name, 'status'), patch);
         this.written = { uid, status: stored.status ?? {} };
         this.deps.written();
         this.deps.logger.debug({ fields: Object.keys(patch.status) }, 'link status written');

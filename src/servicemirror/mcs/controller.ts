@@ -47,7 +47,6 @@ export interface McsOptions {
     rest: KubeRest;
     logger: Logger;
     events: EventSink;
-    isLeader: () => boolean;
     queueMetrics: WorkQueueMetrics;
     /** --cluster-name; else the ClusterProperty is read. */
     clusterName?: string;
@@ -101,10 +100,10 @@ export class McsController {
             clusterSet: opts.clusterSet,
         };
         this.clusterProperties = opts.clusterName ? undefined : new Informer<ClusterProperty>(opts.rest, { resource: ClusterProperties, ...optional });
-        this.slices = new SliceOwner({ rest: opts.rest, managedBy: MCS_MANAGED_BY, isLeader: opts.isLeader, indexLabels: [LABEL_MCS_SERVICE_NAME], ...common });
+        this.slices = new SliceOwner({ rest: opts.rest, managedBy: MCS_MANAGED_BY, indexLabels: [LABEL_MCS_SERVICE_NAME], ...common });
         this.informers = [this.caches.exports, this.caches.imports, services, sourceSlices, this.slices.informer, ...(this.clusterProperties ? [this.clusterProperties] : [])];
 
-        const deps = { rest: opts.rest, guarded: { whileLeader: () => opts.isLeader() }, caches: this.caches, serving: () => this.serving(), log: this.log, events: opts.events };
+        const deps = { rest: opts.rest, caches: this.caches, serving: () => this.serving(), log: this.log, events: opts.events };
         const importReconciler = new ImportReconciler(deps);
         const derivedReconciler = new DerivedReconciler(deps, this.slices, opts.maxEndpointsPerSlice);
         const controller = (name: string, reconciler: ImportReconciler | DerivedReconciler) =>

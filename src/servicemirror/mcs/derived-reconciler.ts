@@ -52,17 +52,17 @@ export class DerivedReconciler implements Reconciler<string> {
 
     /** The derived Service as it is once the plan's write is done; undefined when there is none. */
     private async writeDerived(plan: DerivedPlan, namespace: string, derivedName: string): Promise<V1Service | undefined> {
-        const { rest, guarded, caches } = this.deps;
+        const { rest, caches } = this.deps;
         const write = plan.derived;
         switch (write.action) {
             case 'none':
                 return caches.services.store.get(namespace, derivedName) as V1Service | undefined;
             case 'create':
-                return this.serviceWrites.write(namespace, derivedName, () => rest.create<V1Service>(collectionPath(Services, namespace), write.object, QUERY, guarded));
+                return this.serviceWrites.write(namespace, derivedName, () => rest.create<V1Service>(collectionPath(Services, namespace), write.object, QUERY));
             case 'update':
-                return this.serviceWrites.write(namespace, derivedName, () => rest.replace<V1Service>(objectPath(Services, namespace, derivedName), write.object, QUERY, guarded));
+                return this.serviceWrites.write(namespace, derivedName, () => rest.replace<V1Service>(objectPath(Services, namespace, derivedName), write.object, QUERY));
             case 'delete': {
-                await rest.deleteExactly(objectPath(Services, namespace, derivedName), write.object.metadata?.uid, guarded);
+                await rest.deleteExactly(objectPath(Services, namespace, derivedName), write.object.metadata?.uid);
                 return undefined;
             }
         }

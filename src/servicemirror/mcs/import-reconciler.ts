@@ -8,7 +8,6 @@ import { systemClock } from '../../time/clock.js';
 import type { Reconciler } from '../../kube/controller.js';
 import { isNotFound, StaleCacheError } from '../../kube/errors.js';
 import type { EventSink } from '../../kube/events.js';
-import type { WriteOpts } from '../../kube/leader-guard.js';
 import type { Logger } from '../../kube/log.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import type { KubeRest } from '../../kube/rest.js';
@@ -20,7 +19,6 @@ import { derivedServiceName, MCS_MANAGED_BY, type ServiceExport, type ServiceImp
 
 export interface McsWriterDeps {
     rest: KubeRest;
-    guarded: WriteOpts;
     caches: McsCaches;
     /** This cluster's name while MCS is served; undefined: every key waits for the next resync. */
     serving(): string | undefined;
@@ -84,20 +82,20 @@ export class ImportReconciler implements Reconciler<string> {
 
     /** The import as written, or undefined when it was not written (or deleted). */
     private async writeImport(plan: ImportPlan, namespace: string, name: string): Promise<ServiceImport | undefined> {
-        const { rest, guarded, log } = this.deps;
+        const { rest, log } = this.deps;
         const write = plan.import;
         if (write.action === 'none') return undefined;
         if (write.action === 'delete') {
             await confirmUnexported(this.deps, namespace, name);
             const uid = write.object.metadata?.uid;
-            await rest.deleteExactly(objectPath(ServiceImports, namespace, name), uid, guarded);
+            await rest.deleteExactly(objectPath(ServiceImports, namespace, name), uid);
             log.info({ namespace, name }, 'no cluster exports it any more: ServiceImport deleted');
             return undefined;
         }
         const send =
             write.action === 'create'
-                ? () => rest.create<ServiceImport>(collectionPath(ServiceImports, namespace), write.object, QUERY, guarded)
-                : () => rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name), write.object, QUERY, guarded);
+                ? () => rest.create<ServiceImport>(collectionPath(ServiceImports, namespace), write.object, QUERY)
+                : () => rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name), write.object, QUERY);
         const written = await this.importWrites.write(namespace, name, send);
         if (write.action === 'create') log.info({ namespace, name, exporters: plan.exporters, ips: written.spec?.ips }, 'ServiceImport created');
         return written;
@@ -106,7 +104,7 @@ export class ImportReconciler implements Reconciler<string> {
     private async writeImportStatus(current: ServiceImport, status: NonNullable<ImportPlan['importStatus']>): Promise<void> {
         const { namespace, name } = current.metadata as { namespace: string; name: string };
         await this.importWrites.write(namespace, name, () =>
-            this.deps.rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name, 'status'), { ...current, status }, QUERY, this.deps.guarded),
+            this.deps.rest.replace<ServiceImport>(objectPath(ServiceImports, namespace, name, 'status'), { ...current, status }, QUERY),
         );
     }
 
@@ -117,7 +115,7 @@ export class ImportReconciler implements Reconciler<string> {
         const ours = new Set(conditions.map((c) => c.type));
         const status = { conditions: [...(exp.status?.conditions ?? []).filter((c) => !ours.has(c.type)), ...conditions] };
         const { namespace, name } = exp.metadata as { namespace: string; name: string };
-        await this.exportWrites.write(namespace, name, () => this.deps.rest.replace<ServiceExport>(objectPath(ServiceExports, namespace, name, 'status'), { ...exp, status }, QUERY, this.deps.guarded));
+        await this.exportWrites.write(namespace, name, () => this.deps.rest.replace<ServiceExport>(objectPath(ServiceExports, namespace, name, 'status'), { ...exp, status }, QUERY));
     }
 
     private report(plan: ImportPlan, namespace: string, name: string): void {

@@ -74,12 +74,12 @@ function setUp() {
         clusterSet: new ClusterSet(() => []),
     };
     caches.sourceSlices.store.indexLabel(LABEL_SERVICE_NAME);
-    const slices = new SliceOwner({ rest, managedBy: MCS_MANAGED_BY, isLeader: () => true, log });
+    const slices = new SliceOwner({ rest, managedBy: MCS_MANAGED_BY, log });
     for (const [plural, informer] of [['serviceexports', caches.exports], ['serviceimports', caches.imports], ['services', caches.services], ['endpointslices', slices.informer]] as const) {
         rest.caches.set(plural, informer.store as ObjectStore<KubeObject>);
     }
     const events: EventSink = { record: () => undefined };
-    const deps = { rest, guarded: {}, caches, serving: () => 'east', log: newLogger('error'), events };
+    const deps = { rest, caches, serving: () => 'east', log: newLogger('error'), events };
     return { rest, caches, imports: new ImportReconciler(deps), derived: new DerivedReconciler(deps, slices, 100) };
 }
 

@@ -11,7 +11,6 @@ import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import type { Informer } from '../../kube/informer.js';
 import type { KubeRest } from '../../kube/rest.js';
 import { isAlreadyExists, isNotFound, StaleCacheError } from '../../kube/errors.js';
-import type { WriteOpts } from '../../kube/leader-guard.js';
 import { collectionPath, Namespaces, objectPath, Services } from '../../kube/resources.js';
 import type { SliceOwner } from '../../kube/slice-owner.js';
 import { OwnWrites } from '../../kube/own-writes.js';
@@ -52,7 +51,6 @@ export interface MirrorSyncDeps {
     services: Informer<CompactService>;
     namespaces: Informer<KubeObject>;
     metrics: ServiceMirrorMetrics;
-    isLeader: () => boolean;
     maxEndpointsPerSlice: number;
     /** Linkerd's --enable-headless-services: headless remotes with hostnames get headless mirrors. */
     enableHeadlessServices?: boolean;
@@ -71,9 +69,6 @@ export class MirrorSync {
     readonly ownWrites = new OwnWrites();
 
     constructor(private readonly deps: MirrorSyncDeps) {}
-
-    /** Asked by the transport just before each write goes out, after any rate-limit wait. */
-    private readonly guarded: WriteOpts = { whileLeader: () => this.deps.isLeader() };
 
     /**
      * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
@@ -138,7 +133,7 @@ export class MirrorSync {
         if (this.deps.namespaces.store.get(undefined, namespace)) return true;
         if (!this.deps.enableNamespaceCreation) return false;
         try {
-            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query, this.guarded);
+            await this.deps.rest.create(collectionPath(Namespaces), buildMirrorNamespace(namespace, cluster), this.query);
         } catch (err) {
             if (!isAlreadyExists(err)) throw err;
         }
@@ -193,14 +188,14 @@ export class MirrorSync {
         if (desired.spec?.ipFamilies) spec.ipFamilies = desired.spec.ipFamilies;
         const updated: V1Service = { ...whole, metadata: { ...metadata, labels: desired.metadata?.labels, annotations: desired.metadata?.annotations }, spec };
         // resourceVersion rides along: a conflict means someone wrote since our read; retried.
-        const stored = await this.ownWrites.write(namespace, name, () => this.deps.rest.replace<V1Service>(path, updated, this.query, this.guarded));
+        const stored = await this.ownWrites.write(namespace, name, () => this.deps.rest.replace<V1Service>(path, updated, this.query));
         this.deps.metrics.serviceWrites.inc({ operation: 'update' });
         return { service: stored };
     }
 
     private async createService(namespace: string, desired: V1Service): Promise<V1Service> {
         const created = await this.ownWrites.write(namespace, desired.metadata!.name!, () =>
-            this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query, this.guarded),
+            this.deps.rest.create<V1Service>(collectionPath(Services, namespace), desired, this.query),
         );
         this.deps.metrics.serviceWrites.inc({ operation: 'create' });
         return created;
@@ -296,7 +291,7 @@ export class MirrorSync {
     /** Deletes this very Service (uid precondition); gone already is fine. */
     async deleteService(service: V1Service): Promise<void> {
         const { namespace, name, uid } = service.metadata!;
-        if (await this.deps.rest.deleteExactly(objectPath(Services, namespace!, name!), uid, this.guarded)) this.deps.metrics.serviceWrites.inc({ operation: 'delete' });
+        if (await this.deps.rest.deleteExactly(objectPath(Services, namespace!, name!), uid)) this.deps.metrics.serviceWrites.inc({ operation: 'delete' });
         this.deps.owner.forgetService(namespace!, name!);
     }
 
