@@ -110,6 +110,20 @@ describe('the reconciler runtime', () => {
         assert.equal(await retries(), 1, "only b's second conflict in a row waited for the backoff");
     });
 
+    it('backs off ever longer while the conflicts go on: only the first of a streak runs again at once', async () => {
+        const refused = () => {
+            throw conflict();
+        };
+        const { controller, runs, result, retries } = harness({ stale: [refused, refused, refused, refused, refused, () => undefined] });
+        controller.start(['stale']);
+        await until(async () => (await result('success')) === 1);
+        await controller.stop();
+        assert.equal(runs.length, 6);
+        assert.equal(await result('requeue'), 1, 'the first conflict is run again at once');
+        // Each backoff counted in a row (the rate limiter's failures were never forgotten in between: 1, 2, 4, 8 ms here).
+        assert.equal(await retries(), 4);
+    });
+
     it('reports an invalid key with a Warning Event on its object and does not retry it', async () => {
         const { controller, runs, events, result } = harness({
             bad: [

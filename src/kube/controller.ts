@@ -211,7 +211,10 @@ export class Controller<K extends string> {
             this.queue.add(key);
             return 'requeue';
         }
-        this.conflicted.delete(key);
+        // Conflicts in a row stay one streak until a run succeeds: each backs off longer than the
+        // last (a cache left behind by a stalled watch made 100 refused writes a second when every
+        // other conflict was run again at once and so reset the backoff).
+        if (failure !== 'conflict') this.conflicted.delete(key);
         if (failure === 'invalid') {
             this.opts.log.warn({ key, err }, 'invalid; not retried until the object changes');
             const target = this.opts.reconciler.eventTarget?.(key);

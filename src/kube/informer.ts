@@ -69,6 +69,11 @@ export class Informer<T extends KubeObject> {
         return this.syncedFlag;
     }
 
+    /** Lists anew (Reflector.relist): resolves once what the server holds now is cached and told. */
+    relist(): Promise<void> {
+        return this.reflector.relist();
+    }
+
     /** What keeps the informer from syncing, when it knows (a CRD not installed). */
     problem(): string | undefined {
         return this.reflector.problem();

@@ -199,6 +199,25 @@ export class Manager {
         for (const r of this.runnables) {
             r.stopLeading().catch((err: Error) => this.opts.logger.error({ err, controller: r.name }, 'stopping failed'));
         }
+        if (!this.stopping) this.relistBeforeLeading();
+    }
+
+    /**
+     * A term is most often lost because the path to the apiserver broke, and a watch on that path
+     * may have missed changes without ending: a next term planned from those caches undid what
+     * others wrote meanwhile (the soak saw a derived Service deleted and remade, its ClusterSetIP
+     * changed). So, as kube-controller-manager starts from fresh lists each term, this replica
+     * leads again only once every cache is listed anew (an optional API's too while it is served;
+     * one whose CRD is missing has nothing to list).
+     */
+    private relistBeforeLeading(): void {
+        this.synced = false;
+        const served = [...this.optionalInformers()].filter((i) => i.hasSynced() && i.problem() === undefined);
+        void Promise.all([...this.informers(), ...served].map((i) => i.relist())).then(() => {
+            this.opts.logger.info('caches listed anew after the term ended');
+            this.synced = true;
+            this.startWorking();
+        });
     }
 
     /**

@@ -104,6 +104,9 @@ export class Reflector {
     private stopCopies: (() => void) | undefined;
     private wakeUp: (() => void) | undefined;
     private failing = false;
+    /** Callers of relist() waiting for the next whole list; `relistWanted` until it has begun. */
+    private relistWaiters: (() => void)[] = [];
+    private relistWanted = false;
     readonly liveness: WatchLiveness;
     private readonly crd: CrdPresence;
 
@@ -137,6 +140,20 @@ export class Reflector {
         this.abort?.abort();
         this.wakeUp?.();
         await this.loop;
+        for (const stopped of this.relistWaiters.splice(0)) stopped();
+    }
+
+    /**
+     * A whole new list, resolved once it is cached (what the server holds now, not what a watch
+     * cut off without our knowing left behind): the list or watch in flight is ended for it.
+     */
+    relist(): Promise<void> {
+        return new Promise((resolve) => {
+            this.relistWaiters.push(resolve);
+            this.relistWanted = true;
+            this.abort?.abort();
+            this.wakeUp?.();
+        });
     }
 
     private log(level: 'info' | 'warn' | 'debug' | 'error', msg: string, fields?: Record<string, unknown>) {
@@ -147,8 +164,19 @@ export class Reflector {
         let failures = 0;
         while (this.running) {
             try {
+                if (this.relistWanted) {
+                    this.relistWanted = false;
+                    this.resourceVersion = '';
+                }
                 if (!this.resourceVersion) {
-                    await this.list();
+                    const waiting = this.relistWaiters.splice(0);
+                    try {
+                        await this.list();
+                    } catch (err) {
+                        this.relistWaiters.push(...waiting);
+                        throw err;
+                    }
+                    for (const listed of waiting) listed();
                     this.crd.served();
                     this.healthy();
                 }
@@ -160,6 +188,8 @@ export class Reflector {
                 failures = 0;
             } catch (err) {
                 if (!this.running) break;
+                // Ended for relist(): not a failure.
+                if (this.relistWanted) continue;
                 if (isGone(err)) {
                     // Our resourceVersion fell out of the server's history: start over
                     // from a fresh list, at once (the diff delivers what we missed).
@@ -301,6 +331,7 @@ export class Reflector {
                 this.opts.maxObjectBytes === undefined ? undefined : { maxLineChars: this.opts.maxObjectBytes, oversized: (prefix, chars) => this.oversizedEvent(prefix, chars) },
             );
         } catch (err) {
+            if (this.relistWanted) return;
             const { endedBy } = dog;
             if (endedBy !== undefined && endedBy !== 'inactivity' && this.running) {
                 // Ends like a watch the server closed: the next one resumes from resourceVersion.

@@ -7,7 +7,7 @@ import { newLogger } from '../../src/kube/log.js';
 import { Manager } from '../../src/kube/manager.js';
 import { KubeRest, type RequestOpts } from '../../src/kube/rest.js';
 import { isConflict } from '../../src/kube/errors.js';
-import { collectionPath, ConfigMaps, objectPath } from '../../src/kube/resources.js';
+import { collectionPath, ConfigMaps, Leases, objectPath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { restartApiserver } from '../../src/testing/cluster.js';
 import { eventually, startTestCluster, type TestCluster } from '../../src/testing/harness.js';
@@ -349,6 +349,42 @@ describe('informer', () => {
             assert.equal(informer.stats.inactivityAborts, 0);
             assert.ok(informer.stats.unansweredRestarts <= 3, JSON.stringify(informer.stats));
             t.diagnostic(`dead watch restarted ${Math.round(detectedMs)} ms after the path froze (lease retry 500 ms, request timeout 1 s); ${JSON.stringify(informer.stats)}`);
+        } finally {
+            await manager.stop();
+            rest.close();
+            await proxy.stop();
+        }
+    });
+
+    it('leads again after a lost term only once its caches are listed anew: a watch that went silent unnoticed is not planned from', async () => {
+        const ns = await cluster.namespace();
+        await cluster.admin.create(collectionPath(ConfigMaps, ns), cm('a'));
+        // The caches reach the apiserver through the proxy; the Lease directly, so its calls are
+        // answered and nothing tells the silent watch apart from a quiet one.
+        const proxy = new TcpProxy('127.0.0.1', cluster.state.apiserverPort);
+        const port = await proxy.start();
+        const rest = new KubeRest(cluster.kubeConfig(`https://127.0.0.1:${port}`), { timeoutMs: 1_000 });
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns, backoffInitialMs: 50, backoffMaxMs: 500 });
+        const lease = { namespace: ns, name: 'relist', leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 };
+        const manager = new Manager({ rest, logger: newLogger('silent'), registry: new Registry(), leaderElection: { ...lease, identity: 'me', rest: new KubeRest(cluster.kubeConfig()) } });
+        const seenAtTermStart: string[] = [];
+        const value = () => (informer.store.get(ns, 'a') as { data?: { value?: string } } | undefined)?.data?.value ?? '';
+        manager.add({ name: 'cache', informers: [informer], startLeading: () => void seenAtTermStart.push(value()), stopLeading: async () => undefined });
+        try {
+            await manager.start();
+            await eventually('the first term', () => seenAtTermStart.length === 1);
+            proxy.freeze(true);
+            await cluster.admin.replace(objectPath(ConfigMaps, ns, 'a'), cm('a', 'while-frozen'));
+            // Another replica takes the Lease and lets it lapse: this one's term ends and it takes the Lease again.
+            const held = await cluster.admin.get<{ spec: Record<string, unknown> }>(objectPath(Leases, ns, 'relist'));
+            await cluster.admin.replace(objectPath(Leases, ns, 'relist'), { ...held, spec: { ...held.spec, holderIdentity: 'other', renewTime: new Date().toISOString().replace('Z', '000Z'), leaseDurationSeconds: 4 } });
+            await eventually('the term lost', () => !manager.isLeader());
+            await eventually('the Lease held again', () => manager.elector!.isLeader(), 15_000);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            assert.equal(seenAtTermStart.length, 1, 'no term starts from caches that may have missed changes');
+            proxy.freeze(false);
+            await eventually('the second term', () => seenAtTermStart.length === 2, 15_000);
+            assert.deepEqual(seenAtTermStart, ['v', 'while-frozen']);
         } finally {
             await manager.stop();
             rest.close();

@@ -63,6 +63,8 @@ export class McsChecker {
     private readonly slices: Informer<Slice>;
     /** Each import deleted and not (yet) seen created again, by name. */
     private readonly deleted = new Map<string, { uid: string; at: number; ips: string }>();
+    /** When each import was last seen as it is (its last event): the earliest it can have been deleted. */
+    private readonly lastSeen = new Map<string, number>();
     private readonly timers = new Set<NodeJS.Timeout>();
     private stopped = false;
     /** Per Service name: what the checker saw of it (validity per cluster, import created and deleted), for the evidence of a violation. */
@@ -80,14 +82,16 @@ export class McsChecker {
         this.members = [this.member(LOCAL_CLUSTER, env.local.admin), this.member(REMOTE_CLUSTER, env.remote.admin)];
         this.imports = new Informer<Import>(env.local.admin, { resource: ServiceImportType, namespace: APP_NS, watchTimeoutSeconds: 60 });
         this.imports.on({
-            add: (i) => (this.countClusters(i), this.importAdded(i)),
+            add: (i) => (this.countClusters(i), this.importAdded(i), this.seen(i)),
             update: (old, i) => {
                 this.countClusters(i);
                 if (old.metadata?.uid !== i.metadata?.uid) {
-                    // Replaced between two lists: gone and back at the same moment, as far as we know.
-                    this.importDeleted(old);
+                    // Replaced between two lists (the checker's watch was cut): deleted at some
+                    // moment since the old one was last seen, which is all we know.
+                    this.importDeleted(old, this.lastSeen.get(i.metadata?.name ?? '') ?? Date.now());
                     this.importAdded(i);
                 } else this.importUpdated(old, i);
+                this.seen(i);
             },
             delete: (i) => this.importDeleted(i),
         });
@@ -227,9 +231,13 @@ export class McsChecker {
         );
     }
 
-    private importDeleted(i: Import): void {
+    private seen(i: Import): void {
+        this.lastSeen.set(i.metadata?.name ?? '', Date.now());
+    }
+
+    private importDeleted(i: Import, at = Date.now()): void {
         const name = i.metadata?.name ?? '';
-        this.deleted.set(name, { uid: i.metadata?.uid ?? '', at: Date.now(), ips: ipsOf(i) });
+        this.deleted.set(name, { uid: i.metadata?.uid ?? '', at, ips: ipsOf(i) });
         this.note(name, `ServiceImport deleted (uid ${i.metadata?.uid})`);
     }
 
