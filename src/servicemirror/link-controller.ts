@@ -23,13 +23,13 @@ import { formatDuration } from '../time/duration.js';
 import { parseLink, type Link, type LinkStatus } from './api/link.js';
 import { LinkStatusBook } from './link/link-status.js';
 import type { ServiceMirrorMetrics } from './link/metrics.js';
-import type { FederationController, ReadableRemote } from './federation-controller.js';
+import type { FederationController } from './federation-controller.js';
 import { mirroredRemoteName } from './plan/headless.js';
 import { exportMode } from './plan/mirror.js';
 import { isEmptySelector } from './api/selector.js';
 import { DEFAULT_MAX_MIRRORS_PER_LINK, exportRank, MirrorLimit } from './plan/mirror-limit.js';
 import { remoteFailureReason, type RemoteHealth } from './plan/status.js';
-import type { MirrorSource, MirrorSync } from './write/mirror-sync.js';
+import type { MirrorSync } from './write/mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import { LinkGateway } from './link/link-gateway.js';
@@ -196,22 +196,18 @@ export class LinkController {
         return this.remote;
     }
 
-    /** The Link and its remote Services, once they can be trusted (ready). */
-    get readableRemote(): ReadableRemote | undefined {
-        return this.link && this.remote && this.ready ? { link: this.link, services: this.remote.services.store } : undefined;
-    }
-
-    /** The remote as the MCS controller reads it, once its caches, gateway and exports can be trusted. */
-    get mcsRemote(): RemoteCluster | undefined {
+    /** The remote as its mirrors, the federated Services and MCS read it, once it can be trusted (ready). */
+    get readableRemote(): RemoteCluster | undefined {
         const [link, remote] = [this.link, this.remote];
-        if (!link || !remote?.exports || !this.ready || !remote.exportsKnown) return undefined;
+        if (!link || !remote || !this.ready) return undefined;
         return {
             link,
             services: remote.services.store,
             slices: remote.slices.store,
-            exports: remote.exports.store,
+            exports: remote.exportsKnown ? remote.exports?.store : undefined,
             gatewayAddresses: (families, now) => this.gateway.addresses(families, now),
             gatewayAlive: this.gateway.alive,
+            admitted: (namespace, name) => this.limit.admitted(`${namespace}/${name}`),
         };
     }
 
@@ -379,7 +375,7 @@ export class LinkController {
 
     /** What MCS can read of the remote now, told to the ClusterSet (a change of its membership). */
     private publishRemote(): void {
-        this.opts.clusterSet?.publish(this.name, this.mcsRemote);
+        this.opts.clusterSet?.publish(this.name, this.readableRemote);
     }
 
     private remoteObjectChanged(namespace: string, name: string, kind: RemoteObjectRef['kind']): void {
@@ -435,7 +431,7 @@ export class LinkController {
             if (name) add(local.metadata!.namespace!, name);
         }
         this.converging = queued.size > 0 ? queued : undefined;
-        this.opts.federation?.linkReady({ link, services: remote.services.store });
+        this.opts.federation?.linkReady(this.readableRemote!);
         this.work.add(STATUS_WORK);
     }
 
@@ -477,7 +473,7 @@ export class LinkController {
     }
 
     private async syncMirror(namespace: string, name: string): Promise<void> {
-        const source = this.source();
+        const source = this.readableRemote;
         if (!source) return; // queued again once ready
         try {
             const outcome = await this.opts.mirrors.sync(source, namespace, name);
@@ -495,19 +491,6 @@ export class LinkController {
         if (!this.converging?.delete(workKey({ kind: 'mirror', namespace, name })) || this.converging.size > 0) return;
         this.converging = undefined;
         this.work.add(STATUS_WORK);
-    }
-
-    private source(): MirrorSource | undefined {
-        const [link, remote] = [this.link, this.remote];
-        if (!link || !remote || !this.ready) return undefined;
-        return {
-            link,
-            remoteServices: remote.services.store,
-            remoteSlices: remote.slices.store,
-            gatewayAddresses: (families, now) => this.gateway.addresses(families, now),
-            gatewayAlive: this.gateway.alive,
-            admitted: (namespace, name) => this.limit.admitted(`${namespace}/${name}`),
-        };
     }
 
     private labels() {
