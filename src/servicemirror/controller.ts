@@ -5,12 +5,12 @@
 // cluster-name label, or resolve names itself (src/dns/ does). The pure core is link.ts,
 // mirror.ts, endpoints.ts and status.ts.
 //
-// This top level only maps Links to their LinkControllers (link-controller.ts), which own
-// everything of one Link, and routes local events to them. Its queue holds Link names: a
-// sync starts, changes or stops that Link's controller, and decides what spans Links: which
-// one serves a cluster two Links name, and when a cluster's mirrors go (its Link is gone or
-// moved to another cluster). Federated Services span Links: federation-controller.ts
-// converges them, on its own queue, from the LinkControllers' remotes.
+// This top level maps Links to their LinkControllers (link-controller.ts: a Link's lifetime,
+// its mirrors' queue) and routes local events to them. Its queue holds Link names: a sync
+// starts, changes or stops that Link's controller, and decides what spans Links: which one
+// serves a cluster two Links name, and when a cluster's mirrors go (its Link is gone or moved to
+// another cluster). The Links' status and unserved work have queues of their own
+// (link-reconcilers.ts); federated Services (federation-controller.ts) too.
 import { every } from '../time/clock.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy, type NameState } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
@@ -24,7 +24,9 @@ import { SliceOwner } from '../kube/slice-owner.js';
 import type { KubeObject } from '../kube/store.js';
 import { compactService, type CompactService } from './cache/compact.js';
 import { CREDENTIALS_SECRET_TYPE, linkSpecChanged, type LinkStatus } from './api/link.js';
-import { LinkController, type LinkConfig, type LinkOptions } from './link-controller.js';
+import { LinkController } from './link-controller.js';
+import type { LinkConfig, LinkName, LinkOptions } from './link-options.js';
+import { LinkWork } from './link-reconcilers.js';
 import { FederationController } from './federation-controller.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, namesLink, MIRRORED_SERVICE_LABEL, parseLinkKey } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
@@ -103,6 +105,7 @@ export class ServiceMirrorController implements Runnable {
     private readonly members = new Map<string, unknown>();
     /** What every Link's controller shares. */
     private readonly linkOptions: LinkOptions;
+    private readonly linkWork: LinkWork;
     private readonly log: Logger;
     private readonly queue: Controller<string>;
     private stopResync: (() => void) | undefined;
@@ -205,8 +208,13 @@ export class ServiceMirrorController implements Runnable {
             logger: this.log,
             resyncMs: opts.resyncMs,
         });
+        const linkOf = (name: LinkName) => this.controllers.get(name);
+        const staleWindowMs = this.policy.staleWindowMs;
+        this.linkWork = new LinkWork({ config: opts, log: this.log, linkOf, namespace: opts.namespace, localMirrors: this.services.store, mirrors: this.mirrors, staleWindowMs });
         this.linkOptions = {
             config: opts,
+            status: this.linkWork.status,
+            unserved: this.linkWork.unserved,
             links: this.links.store,
             secrets: this.secrets.store,
             localMirrors: this.services.store,
@@ -292,6 +300,7 @@ export class ServiceMirrorController implements Runnable {
         this.slices.newTerm();
         // Every Link, and every Link gone whose mirrors remain (the watches' replay).
         this.queue.start();
+        this.linkWork.start();
         this.federation.start();
         this.mcs?.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a
@@ -302,7 +311,7 @@ export class ServiceMirrorController implements Runnable {
     /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
         this.stopResync?.();
-        await Promise.all([this.queue.stop(), this.federation.stop(), this.mcs?.stop()]);
+        await Promise.all([this.queue.stop(), this.linkWork.stop(), this.federation.stop(), this.mcs?.stop()]);
         const controllers = [...this.controllers];
         this.controllers.clear();
         this.claims.clear();
@@ -373,7 +382,7 @@ export class ServiceMirrorController implements Runnable {
     }
 
     private newLinkController(name: string): LinkController {
-        return new LinkController(this.linkOptions, name, this.gatewayMemory.get(name));
+        return new LinkController(this.linkOptions, name as LinkName, this.gatewayMemory.get(name));
     }
 
     /**
