@@ -5,7 +5,7 @@
 // metric labels, and the one view of its remote the mirrors, the federated Services and MCS
 // read. Its work runs on the reconciler runtime: its mirrors on a queue of its own
 // (link-mirrors.ts), its status and the withdrawal of an unserved Link's readiness on the
-// Links' shared queues (link-reconcilers.ts), which read what this observes. It exists while
+// Links' shared queues (link-work.ts), which read what this observes. It exists while
 // its replica leads. It calls nothing of its parent's: the parent decides which Link serves a
 // cluster and when a cluster's mirrors go.
 //
@@ -20,7 +20,7 @@ import { formatDuration } from '../time/duration.js';
 import { parseLink, type Link } from './api/link.js';
 import { LinkStatusBook, type LinkStatusSource } from './link/link-status.js';
 import { isEmptySelector } from './api/selector.js';
-import { remoteFailureReason, type RemoteHealth } from './plan/status.js';
+import type { RemoteHealth } from './plan/status.js';
 import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
@@ -37,12 +37,10 @@ export class LinkController {
     readonly status: LinkStatusBook;
     private readonly mirrors: LinkMirrors;
     private readonly log: Logger;
-    /** Whether the remote can be read; undefined until its first list. */
-    private remoteHealth: RemoteHealth | undefined;
     /** Whether the credentials were loaded (null) or why not; undefined until tried. */
     private credentials: CredentialsProblem | null | undefined;
     /** Since when the Link cannot be served (invalid, duplicate, remote watch cannot start). */
-    unservedSince: number | undefined;
+    private unservedAt: number | undefined;
     /** Whether the mirrors were queued since the current remote watch became ready. */
     private toldReady = false;
 
@@ -133,13 +131,17 @@ export class LinkController {
         return this.gateway.nameStates;
     }
 
+    get unservedSince(): number | undefined {
+        return this.unservedAt;
+    }
+
     /** What the Link status shows besides the mirrors' outcomes, as observed now. */
     get observed(): LinkStatusSource {
         return {
             complete: this.ready && this.mirrors.converged,
             entries: this.link?.gateway ? this.gateway.entries : undefined,
             nameStates: this.nameStates,
-            remote: this.remoteHealth,
+            remote: this.remote?.health,
             credentials: this.credentials,
             limit: this.mirrors.limitReport,
         };
@@ -206,7 +208,7 @@ export class LinkController {
             return retry;
         }
         this.credentials = null;
-        this.unservedSince = undefined; // a withdrawal still queued finds nothing to do
+        this.unservedAt = undefined; // a withdrawal still queued finds nothing to do
         this.opts.metrics.remoteWatches.inc();
         for (const error of gatewayErrors) this.event({ type: 'Warning', reason: 'InvalidGatewayAddress', message: error });
         this.log.info({ cluster, restarted }, 'watching remote cluster');
@@ -214,11 +216,11 @@ export class LinkController {
 
     /**
      * The Link cannot be served: its mirrors keep what they have for the stale window, like the
-     * addresses of a failing gateway name, and are then made not ready (link-reconcilers.ts).
+     * addresses of a failing gateway name, and are then made not ready (link-work.ts).
      */
     private markUnserved(): void {
-        if (this.unservedSince !== undefined) return;
-        this.unservedSince = systemClock.now();
+        if (this.unservedAt !== undefined) return;
+        this.unservedAt = systemClock.now();
         this.opts.unserved.addAfter(this.name, this.opts.policy.staleWindowMs + 1);
     }
 
@@ -233,13 +235,10 @@ export class LinkController {
             exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name, 'export'),
             exportsSynced: () => this.publishRemote(),
             synced: () => {
-                if (!this.remoteHealth) {
-                    this.remoteHealth = { readable: true, since: systemClock.now() };
-                    this.opts.metrics.remoteReadable.set(this.labels(), 1);
-                }
+                this.opts.metrics.remoteReadable.set(this.labels(), this.remote?.health?.readable === false ? 0 : 1);
                 this.maybeReady();
             },
-            health: (error: string | undefined) => this.onRemoteHealth(error),
+            health: (health: RemoteHealth) => this.onRemoteHealth(health),
             oversized: (kind: string, object: { namespace?: string; name?: string }, chars: number) =>
                 this.event({
                     type: 'Warning',
@@ -249,21 +248,14 @@ export class LinkController {
         };
     }
 
-    /**
-     * The remote became unreadable, failed another way, or is readable again: status, Event,
-     * metric, once per change. Mirrors stay as they are.
-     */
-    private onRemoteHealth(error: string | undefined): void {
-        const before = this.remoteHealth;
-        if (error !== undefined && before?.readable === false && remoteFailureReason(error) === remoteFailureReason(before.error ?? '')) return;
-        const since = before?.readable === (error === undefined) ? before.since : systemClock.now();
-        this.remoteHealth = error === undefined ? { readable: true, since } : { readable: false, since, error };
-        this.opts.metrics.remoteReadable.set(this.labels(), error === undefined ? 1 : 0);
-        if (error === undefined) {
+    /** The remote became unreadable, failed another way, or is readable again: status, Event, metric. Mirrors stay as they are. */
+    private onRemoteHealth(health: RemoteHealth): void {
+        this.opts.metrics.remoteReadable.set(this.labels(), health.readable ? 1 : 0);
+        if (health.readable) {
             this.event({ type: 'Normal', reason: 'RemoteClusterReadable', message: 'the remote cluster can be read again; converging every mirror' });
             this.enqueueMirrors(true);
         } else {
-            this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${error}; mirrors stay as they are, retrying` });
+            this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${health.error}; mirrors stay as they are, retrying` });
         }
         this.statusChanged(true);
     }
@@ -346,7 +338,6 @@ export class LinkController {
         if (!remote) return;
         this.remote = undefined;
         this.toldReady = false;
-        this.remoteHealth = undefined;
         this.mirrors.reset();
         this.opts.metrics.remoteWatches.dec();
         await remote.stop();

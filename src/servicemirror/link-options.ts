@@ -19,10 +19,10 @@ import type { ProbeAddressOverride } from '../net/probe.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
 import type { ClusterSet } from './mcs/clusterset.js';
 
-/** The name of a Link of the service mirror's namespace: the key of the Link-wide work. */
+/** The name of a Link of the service mirror's namespace: the key of the Links' reconciler and of the Link-wide work. */
 export type LinkName = string & { readonly linkName: unique symbol };
 
-export type LinkObject = KubeObject & { status?: LinkStatus };
+export type LinkObject = KubeObject & { status?: LinkStatus; spec?: { targetClusterName?: unknown; clusterCredentialsSecret?: unknown } };
 
 /** LinkConfig's defaults: a Link not served yet is tried again this often; status changes within this window are one write; workers per Link. */
 export const DEFAULT_LINK_RETRY_MS = 10_000;
@@ -76,7 +76,7 @@ export interface LinkOptions {
     logger: Logger;
     /** The DNS policy, defaults filled in. */
     policy: DnsPolicy;
-    /** The Links' status reconciler (link-reconcilers.ts). */
+    /** The Links' status reconciler (link-work.ts). */
     status: LinkQueue;
     /** The withdrawal of the readiness of a Link's mirrors once it has not been served for the stale window. */
     unserved: LinkQueue;
