@@ -235,7 +235,7 @@ export class ServiceMirrorController implements Runnable {
         // of their remote Service. Slice edits wait a little: a burst of them is one sync.
         const mirrorChanged = (obj: KubeObject, name: string, delayMs = 0) => {
             const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
-            if (cluster) this.servingCluster(cluster)?.enqueueLocalMirror(obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
+            if (cluster) this.servingCluster(cluster)?.mirrors.enqueueLocal(cluster, obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
         };
         // The event of our own create or update shows what its sync decided: nothing to undo.
         const service = (svc: KubeObject) => this.mirrors.ownWrites.seen(svc, () => mirrorChanged(svc, svc.metadata!.name!));
@@ -255,7 +255,7 @@ export class ServiceMirrorController implements Runnable {
         // A mirror skipped for want of its namespace is created once the namespace appears.
         this.namespaces.on({
             add: (ns) => {
-                this.linkReconciler.controllers.forEach((c) => c.enqueueNamespace(ns.metadata!.name!));
+                this.linkReconciler.controllers.forEach((c) => c.mirrors.enqueueNamespace(ns.metadata!.name!));
             },
         });
     }

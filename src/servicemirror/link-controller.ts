@@ -35,7 +35,8 @@ export class LinkController {
     private readonly gateway: LinkGateway;
     /** The outcome of each mirror's last sync, and the writer of the Link status. */
     readonly status: LinkStatusBook;
-    private readonly mirrors: LinkMirrors;
+    /** Its mirrors' queue (link-mirrors.ts). */
+    readonly mirrors: LinkMirrors;
     private readonly log: Logger;
     /** Whether the credentials were loaded (null) or why not; undefined until tried. */
     private credentials: CredentialsProblem | null | undefined;
@@ -149,9 +150,9 @@ export class LinkController {
 
     /**
      * Brings the watches in line with the Link as cached now; while `holder` (another Link) has
-     * the cluster, it is waited for. Asks to run again while it may pass.
+     * the cluster, it is waited for. Asks to run again while it may pass (the Link reconciler's).
      */
-    async reconcile(obj: KubeObject, holder: string | undefined): Promise<ReconcileResult> {
+    async serve(obj: KubeObject, holder: string | undefined): Promise<ReconcileResult> {
         const parsed = parseLink(obj);
         if ('error' in parsed) {
             // Mirrors are kept: a typo in a Link must not take every mirrored Service away.
@@ -300,17 +301,6 @@ export class LinkController {
         if (!all) return;
         this.opts.federation?.linkReady(remote);
         this.statusChanged(true);
-    }
-
-    /** Queues the mirror of the remote Service that the local mirror `name` (with these labels) stands for. */
-    enqueueLocalMirror(namespace: string, name: string, labels: Record<string, string> | undefined, delayMs = 0): void {
-        const cluster = this.servedCluster;
-        if (cluster) this.mirrors.enqueueLocal(cluster, namespace, name, labels, delayMs);
-    }
-
-    /** Queues the mirrors of one namespace (it was just created). */
-    enqueueNamespace(namespace: string): void {
-        this.mirrors.enqueueNamespace(namespace);
     }
 
     /** The status is to be written: at once, or (a change that may come in a burst) within the status delay. */

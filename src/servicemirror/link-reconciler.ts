@@ -69,7 +69,7 @@ export class LinkReconciler implements Reconciler<LinkName> {
         const before = controller.linkedCluster;
         let result: ReconcileResult;
         try {
-            result = await controller.reconcile(obj, holder);
+            result = await controller.serve(obj, holder);
         } finally {
             // Only the cluster it serves stays claimed: one it left or cannot serve (invalid, its
             // remote watch failed) keeps no other Link waiting.
