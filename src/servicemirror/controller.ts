@@ -283,8 +283,9 @@ export class ServiceMirrorController implements Runnable {
     startLeading(): void {
         this.slices.newTerm();
         // Every Link, and every Link gone whose mirrors remain (the watches' replay).
-        this.queue.start();
+        // The Link-wide queues first: a Link's controller asks for its status as it starts.
         this.linkWork.start();
+        this.queue.start();
         this.federation.start();
         this.mcs?.start();
         // In memory: every mirror is converged again (no write when nothing changed), and a

@@ -1,5 +1,5 @@
-// The Link-wide work, as reconcilers on the runtime keyed by the Link's name, one queue each for
-// every Link (a Link's mirrors have their own, link-mirrors.ts):
+// The Link-wide work, as reconcilers on the runtime keyed by the Link's name, each on one queue
+// that every Link shares (a Link's mirrors have a queue of their own, link-mirrors.ts):
 // - the status: written from what is observed of the Link when it runs (its remote's health,
 //   its credentials, its gateway names, the mirror limit, and the outcome of each mirror's last
 //   sync), so a run that finds nothing new writes nothing;
