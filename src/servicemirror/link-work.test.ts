@@ -9,9 +9,7 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
-import { KubeConfig } from '../kube/kubeconfig.js';
 import { logFn, newLogger } from '../kube/log.js';
-import { KubeRest, type RequestOpts } from '../kube/rest.js';
 import { Namespaces, Services } from '../kube/resources.js';
 import type { OwnedSlice } from '../kube/slice-cache.js';
 import { SliceOwner } from '../kube/slice-owner.js';
@@ -27,51 +25,12 @@ import { LinkStatusBook, type LinkStatusSource } from './link/link-status.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
 import type { LinkConfig, LinkName, LinkObject } from './link-options.js';
 import { LinkStatusReconciler, LinkWork, UnservedReconciler, type UnservedLink } from './link-work.js';
+import { MemoryRest } from './testkit.js';
 import { MirrorSync } from './write/mirror-sync.js';
 
 const LINKS = 'mc';
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const east = 'east' as LinkName;
-
-/** RFC 7386: what the apiserver does with a merge patch. */
-function merged(target: unknown, patch: unknown): unknown {
-    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-    const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-    for (const [key, value] of Object.entries(patch)) {
-        if (value === null) delete out[key];
-        else out[key] = merged(out[key], value);
-    }
-    return out;
-}
-
-/** Writes answered in memory as an apiserver would, each also put in the store of its kind (what the watch would bring back). */
-class MemoryRest extends KubeRest {
-    readonly writes: string[] = [];
-    readonly stores = new Map<string, ObjectStore<KubeObject>>();
-    private version = 100;
-
-    constructor() {
-        const kc = new KubeConfig();
-        kc.loadFromOptions({
-            clusters: [{ name: 'none', server: 'https://127.0.0.1:1' }],
-            users: [{ name: 'u' }],
-            contexts: [{ name: 'c', cluster: 'none', user: 'u' }],
-            currentContext: 'c',
-        });
-        super(kc);
-    }
-
-    override async request<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-        const [, namespace, plural, name, subresource] = /\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)(?:\/([^/]+))?/.exec(path)!;
-        this.writes.push(`${method} ${[plural, subresource].filter(Boolean).join('/')}`);
-        const store = this.stores.get(plural!)!;
-        const before = store.get(namespace, name!);
-        const body = method === 'PATCH' ? merged(before, o.body) : structuredClone(o.body);
-        const stored = { ...(body as KubeObject), metadata: { ...(body as KubeObject).metadata, resourceVersion: String(++this.version) } };
-        store.set(stored);
-        return stored as T;
-    }
-}
 
 const clockAt = (now: () => number): Clock => ({ now, schedule: () => () => undefined });
 
