@@ -231,10 +231,10 @@ function statusWriteMs(before: Requests, after: Requests): number {
     const key = 'PATCH links/status';
     return ((after.seconds[key] ?? 0) - (before.seconds[key] ?? 0)) * 1000 / ((after.writes[key] ?? 0) - (before.writes[key] ?? 0));
 }
-/** The reconciles of the Links' work so far (whatever their result; mirrors and the Link status): work done, written or not. */
+/** The reconciles of the Links' work so far (whatever their result; mirrors, the Link status, the unserved withdrawal): work done, written or not. */
 const mirrorSyncs = async (run: Run) => {
     const { text } = await run.controller.get('/metrics');
-    const lines = text.split('\n').filter((l) => l.startsWith('mesh_endpoints_reconcile_total{') && l.includes('name="service-mirror/link/'));
+    const lines = text.split('\n').filter((l) => l.startsWith('mesh_endpoints_reconcile_total{') && l.includes('name="service-mirror/link'));
     return lines.reduce((n, line) => n + (Number(line.slice(line.lastIndexOf(' ') + 1)) || 0), 0);
 };
 

@@ -8,12 +8,13 @@ import { Controller } from '../kube/controller.js';
 import type { EventSink } from '../kube/events.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
-import type { KubeObject, ObjectStore } from '../kube/store.js';
+import type { KubeObject } from '../kube/store.js';
 import type { CompactService } from './cache/compact.js';
 import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { federatedMemberName, isFederatedService } from './plan/federated.js';
 import type { LinkEvent } from './link/gateway-events.js';
 import type { Link } from './api/link.js';
+import type { RemoteCluster } from './mcs/clusterset.js';
 import { isEmptySelector, matchesSelector } from './api/selector.js';
 import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './write/sync-federated.js';
 
@@ -21,19 +22,13 @@ import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './wr
 type FederatedKey = string & { readonly federatedWork: unique symbol };
 const federatedKey = (namespace: string, name: string) => JSON.stringify([namespace, name]) as FederatedKey;
 
-/** A Link's remote, once its caches can be trusted. */
-export interface ReadableRemote {
-    link: Link;
-    services: ObjectStore<CompactService>;
-}
-
 export interface FederationDeps {
     /** The controller's (its Links') namespace. */
     namespace?: string;
     /** The Links of the controller's namespace, as cached. */
     links: Informer<KubeObject>;
     /** The remote of a Link, when it is served and its caches have synced. */
-    remoteOf: (link: string) => ReadableRemote | undefined;
+    remoteOf: (link: string) => RemoteCluster | undefined;
     /** Our mirror Services (mirrored-service=true), federated ones among them. */
     services: Informer<CompactService>;
     /** Local Services the local federated selector selects; absent when local membership is off. */
@@ -105,7 +100,7 @@ export class FederationController {
     }
 
     /** A Link's remote caches can be read now: its members, and every federated Service (it may have left some). */
-    linkReady(remote: ReadableRemote): void {
+    linkReady(remote: RemoteCluster): void {
         this.queue.resync();
         const selector = remote.link.spec.federatedServiceSelector;
         if (isEmptySelector(selector)) return;

@@ -15,6 +15,8 @@ import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from '../api/link.js';
 import { compactExport, exportSpecChanged } from '../mcs/cache.js';
 import type { ServiceExport } from '../mcs/types.js';
+import { remoteFailureReason, type RemoteHealth } from '../plan/status.js';
+import { systemClock } from '../../time/clock.js';
 
 /**
  * The largest remote Service or EndpointSlice cached, in characters of its JSON (bytes, for
@@ -30,10 +32,10 @@ export interface RemoteWatchHooks {
     /** The remote caches hold a full list. */
     synced(): void;
     /**
-     * Reading the remote cluster failed (why; told at every failed try), or works again
-     * (undefined). The informers retry with backoff and keep their caches meanwhile.
+     * Reading the remote cluster failed, failed for another reason, or works again (`health`,
+     * told once per change). The informers retry with backoff and keep their caches meanwhile.
      */
-    health(error: string | undefined): void;
+    health(health: RemoteHealth): void;
     /** A remote object was not cached for its size (REMOTE_OBJECT_MAX_BYTES). */
     oversized?(kind: 'Service' | 'EndpointSlice', object: { namespace?: string; name?: string }, chars: number): void;
     /** A remote ServiceExport changed (only with `serviceExports`, once its cache synced). */
@@ -75,6 +77,8 @@ export class RemoteWatch {
     readonly exports: Informer<ServiceExport> | undefined;
     private stopped = false;
     private cachesSynced = false;
+    /** Whether the remote can be read, and since when; undefined until its first list or failure. */
+    private current: RemoteHealth | undefined;
 
     private constructor(
         /** The Link uid, credentials version and spec this watch serves: a different one means a new watch. */
@@ -92,7 +96,7 @@ export class RemoteWatch {
             if (error === undefined) failing.delete(informer);
             else failing.add(informer);
             if (this.stopped || (error === undefined && (!wasFailing || failing.size > 0))) return;
-            hooks.health(error);
+            this.told(error);
         };
         // Cached as the mirror reads them (compact.ts): every Service and slice of the remote is.
         const shared = new SharedValues();
@@ -143,6 +147,7 @@ export class RemoteWatch {
         });
         void Promise.all([watch.services.synced, watch.slices.synced]).then(() => {
             watch.cachesSynced = true;
+            watch.current ??= { readable: true, since: systemClock.now() };
             if (!watch.stopped) hooks.synced();
         });
         return watch;
@@ -150,6 +155,19 @@ export class RemoteWatch {
 
     get synced(): boolean {
         return this.cachesSynced;
+    }
+
+    get health(): RemoteHealth | undefined {
+        return this.current;
+    }
+
+    /** A failure (why) or the recovery (undefined): a new health unless it fails again for the same reason. */
+    private told(error: string | undefined): void {
+        const before = this.current;
+        if (error !== undefined && before?.readable === false && remoteFailureReason(error) === remoteFailureReason(before.error ?? '')) return;
+        const since = before?.readable === (error === undefined) ? before.since : systemClock.now();
+        this.current = error === undefined ? { readable: true, since } : { readable: false, since, error };
+        this.hooks.health(this.current);
     }
 
     /** Whether the remote's exports are known: listed, or the remote does not serve the API (no CRD: none). */

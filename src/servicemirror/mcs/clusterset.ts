@@ -4,29 +4,37 @@
 // as Cilium's controllers watch a raw source: a remote object's change is an event of the
 // source, and a cluster that becomes readable, stops or whose gateway moved is a change of the
 // membership, after which every key is looked at again.
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { Source } from '../../kube/controller.js';
 import type { InformerHandlers } from '../../kube/informer.js';
-import type { KubeObject, ObjectStore } from '../../kube/store.js';
+import type { ObjectStore } from '../../kube/store.js';
 import type { AddressType } from '../../endpointslice/types.js';
 import type { Link } from '../api/link.js';
+import type { CompactRemoteSlice, CompactService } from '../cache/compact.js';
 import type { ServiceExport } from './types.js';
 import type { GatewayAddress } from '../plan/endpoints.js';
 
-/** A Link's remote cluster, once everything read of it can be trusted. */
+/**
+ * A Link's remote cluster as everything that reads it sees it (its mirrors, the federated
+ * Services, MCS), once its caches have synced and every gateway name has an answer or a seed:
+ * before then a plan would delete or empty what is still true. Its Link's controller makes it,
+ * the one place that decides readiness.
+ */
 export interface RemoteCluster {
     link: Link;
-    services: ObjectStore<V1Service & KubeObject>;
-    slices: ObjectStore<V1EndpointSlice & KubeObject>;
-    exports: ObjectStore<ServiceExport>;
+    services: ObjectStore<CompactService>;
+    slices: ObjectStore<CompactRemoteSlice>;
+    /** Its ServiceExports once known (listed, or the API is not served there); absent when MCS is not served. */
+    exports?: ObjectStore<ServiceExport>;
     gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
     gatewayAlive: boolean;
+    /** Whether the remote Service is among the exports the Link's mirror limit admits. */
+    admitted(namespace: string, name: string): boolean;
 }
 
-/** A cluster a Link points at; `remote` is absent while its watch is starting or cannot run. */
+/** A cluster a Link points at; `remote` is absent while its watch is starting or cannot run, or its exports are not known. */
 export interface ClusterMember {
     cluster: string;
-    remote?: RemoteCluster;
+    remote?: RemoteCluster & { exports: ObjectStore<ServiceExport> };
 }
 
 /** A remote object that changed: a Service, one of its EndpointSlices, or a ServiceExport. */
@@ -38,16 +46,16 @@ export interface RemoteObjectRef {
 }
 
 export class ClusterSet implements Source<RemoteObjectRef> {
-    private readonly remotes = new Map<string, RemoteCluster>();
+    private readonly remotes = new Map<string, NonNullable<ClusterMember['remote']>>();
     private readonly objectHandlers: InformerHandlers<RemoteObjectRef>[] = [];
     private readonly membershipHandlers: InformerHandlers<readonly ClusterMember[]>[] = [];
 
     /** `links`: every Link's name and target cluster, as the local cache holds them now. */
     constructor(private readonly links: () => Iterable<{ link: string; cluster: string }>) {}
 
-    /** What can be read of the Link's cluster now (undefined: nothing yet, or no more). */
+    /** What can be read of the Link's cluster now (undefined: nothing yet, or no more); MCS reads none of it until its exports are known. */
     publish(link: string, remote: RemoteCluster | undefined): void {
-        if (remote) this.remotes.set(link, remote);
+        if (remote?.exports) this.remotes.set(link, { ...remote, exports: remote.exports });
         else this.remotes.delete(link);
         this.membershipChanged();
     }

@@ -5,7 +5,6 @@
 // tolerant calls, every slice write through SliceOwner. Returns what happened for the Link
 // status; recording Events and status is the controller's job.
 import type { V1Service } from '@kubernetes/client-node';
-import type { AddressType } from '../../endpointslice/types.js';
 import { planSlices, writesPlan } from '../../endpointslice/reconciler.js';
 import { LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
 import type { Informer } from '../../kube/informer.js';
@@ -14,28 +13,17 @@ import { isAlreadyExists, isNotFound, StaleCacheError } from '../../kube/errors.
 import { collectionPath, Namespaces, objectPath, Services } from '../../kube/resources.js';
 import type { SliceOwner } from '../../kube/slice-owner.js';
 import { OwnWrites } from '../../kube/own-writes.js';
-import type { KubeObject, ObjectStore } from '../../kube/store.js';
+import type { KubeObject } from '../../kube/store.js';
 import type { CompactService } from '../cache/compact.js';
-import { desiredMirrorGroups, mirrorAddressTypes, withoutReadiness, type GatewayAddress, type MirrorGroups } from '../plan/endpoints.js';
-import type { Link } from '../api/link.js';
-import type { RemoteService, RemoteSlice } from '../link/remote-watch.js';
+import { desiredMirrorGroups, mirrorAddressTypes, withoutReadiness, type MirrorGroups } from '../plan/endpoints.js';
+import type { RemoteSlice } from '../link/remote-watch.js';
+import type { RemoteCluster } from '../mcs/clusterset.js';
 import { buildMirrorNamespace, hasReadyEndpoints, planMirrorService, type OwnerCheck } from '../plan/mirror.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, linkKey, MIRRORED_SERVICE_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, parseLinkKey } from '../api/keys.js';
 import { planMirror } from '../plan/mirror-plan.js';
 import type { ServiceMirrorMetrics } from '../link/metrics.js';
 import type { MirrorOutcome, MirrorWarning } from '../plan/status.js';
 import { endpointMirrorsToDelete, headlessMirrorGroups, planHeadless, type HeadlessPlan } from '../plan/headless.js';
-
-/** What a mirror is built from: the Link, its remote caches and its gateway now. */
-export interface MirrorSource {
-    readonly link: Link;
-    readonly remoteServices: ObjectStore<RemoteService>;
-    readonly remoteSlices: ObjectStore<RemoteSlice>;
-    gatewayAddresses(families: readonly AddressType[], now: number): GatewayAddress[];
-    readonly gatewayAlive: boolean;
-    /** Whether the remote Service is among the exports the Link's mirror limit admits (all when absent). */
-    admitted?(namespace: string, name: string): boolean;
-}
 
 /** The default owner of a mirror being deleted: a Service labelled a mirror of this cluster. */
 function clusterOwner(cluster: string): OwnerCheck {
@@ -74,18 +62,18 @@ export class MirrorSync {
      * Converges the mirror of remote Service namespace/remoteName. Returns the outcome for the
      * Link status, or null when the Service is not exported (any mirror of it is gone).
      */
-    async sync(source: MirrorSource, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
+    async sync(source: RemoteCluster, namespace: string, remoteName: string): Promise<MirrorOutcome | null> {
         const link = source.link;
         const cluster = link.spec.targetClusterName;
-        const remote = source.remoteServices.get(namespace, remoteName);
-        const remoteSlices = source.remoteSlices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
+        const remote = source.services.get(namespace, remoteName);
+        const remoteSlices = source.slices.byLabel(LABEL_SERVICE_NAME, remoteName, namespace);
         const plan = planMirror({
             link,
             namespace,
             remoteName,
             remote,
             remoteSlices,
-            admitted: source.admitted?.(namespace, remoteName) !== false,
+            admitted: source.admitted(namespace, remoteName),
             stored: (name) => this.deps.services.store.get(namespace, name),
             enableHeadlessServices: this.deps.enableHeadlessServices === true,
         });
@@ -202,7 +190,7 @@ export class MirrorSync {
     }
 
     /** The slices of a stored mirror (or endpoint mirror) at the gateway as it is now. */
-    private gatewayGroups(source: MirrorSource, mirror: V1Service, remoteHasReadyEndpoints: boolean): MirrorGroups {
+    private gatewayGroups(source: RemoteCluster, mirror: V1Service, remoteHasReadyEndpoints: boolean): MirrorGroups {
         return desiredMirrorGroups({
             mirror,
             link: source.link,
@@ -217,7 +205,7 @@ export class MirrorSync {
      * status, the hostnames left out and why, and the endpoint mirror names taken by Services
      * not ours.
      */
-    private async applyHeadless(source: MirrorSource, plan: HeadlessPlan, mirror: V1Service, remoteSlices: readonly RemoteSlice[]): Promise<{ hostnames: string[]; warnings: MirrorWarning[] }> {
+    private async applyHeadless(source: RemoteCluster, plan: HeadlessPlan, mirror: V1Service, remoteSlices: readonly RemoteSlice[]): Promise<{ hostnames: string[]; warnings: MirrorWarning[] }> {
         const result = { hostnames: [...plan.problems], warnings: [] as MirrorWarning[] };
         const stored = new Map<string, V1Service>();
         for (const want of plan.mirrors) {

@@ -1,0 +1,133 @@
+// A Link's mirrors on the runtime, against real stores and writers (MirrorSync, SliceOwner,
+// LinkStatusBook) and a client answering writes in memory: a full convergence queues every
+// export, the mirror limit admits the oldest, each outcome is recorded for the status, and the
+// status is asked for at once only when the last mirror of the convergence has been synced; a
+// remote Service that goes moves the limit on to the next export.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
+import { Informer } from '../kube/informer.js';
+import { logFn, newLogger } from '../kube/log.js';
+import { Namespaces, Services } from '../kube/resources.js';
+import { SliceOwner } from '../kube/slice-owner.js';
+import { ObjectStore, type KubeObject } from '../kube/store.js';
+import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
+import { DEFAULT_DNS_POLICY } from '../dns/name-state.js';
+import { CLUSTER_NAME_LABEL, EXPORTED_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY } from './api/keys.js';
+import { testLink } from './api/testkit.js';
+import type { CompactRemoteSlice, CompactService } from './cache/compact.js';
+import { LinkStatusBook } from './link/link-status.js';
+import { ServiceMirrorMetrics } from './link/metrics.js';
+import { LinkMirrors } from './link-mirrors.js';
+import type { LinkOptions } from './link-options.js';
+import type { RemoteCluster } from './mcs/clusterset.js';
+import { MemoryRest } from './testkit.js';
+import { MirrorSync } from './write/mirror-sync.js';
+
+const NS = 'app';
+
+/** Waits (the test runner's timeout is the limit) until `check` holds. */
+async function until(check: () => boolean): Promise<void> {
+    while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+function setUp(maxMirrorsPerLink: number) {
+    const rest = new MemoryRest();
+    const log = logFn(newLogger('silent'));
+    const services = new Informer<CompactService>(rest, { resource: Services, log });
+    services.store.indexLabel(CLUSTER_NAME_LABEL);
+    services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
+    const namespaces = new Informer<KubeObject>(rest, { resource: Namespaces, log });
+    namespaces.store.set({ metadata: { name: NS } });
+    const slices = new SliceOwner({ rest, managedBy: MIRROR_SLICE_MANAGED_BY, log });
+    rest.stores.set('services', services.store as ObjectStore<KubeObject>);
+    rest.stores.set('endpointslices', slices.informer.store as ObjectStore<KubeObject>);
+    const metrics = new ServiceMirrorMetrics(new Registry());
+    const mirrors = new MirrorSync({ rest, owner: slices, services, namespaces, metrics, maxEndpointsPerSlice: 100 });
+
+    const link = testLink();
+    const remoteServices = new ObjectStore<CompactService>();
+    const remoteSlices = new ObjectStore<CompactRemoteSlice>();
+    remoteSlices.indexLabel(LABEL_SERVICE_NAME);
+    const exported = (name: string, created: string) => {
+        remoteServices.set({
+            metadata: { namespace: NS, name, uid: `${name}-uid`, resourceVersion: '1', creationTimestamp: created, labels: { [EXPORTED_LABEL]: 'true' } },
+            spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+        } as unknown as CompactService);
+        remoteSlices.set({
+            metadata: { namespace: NS, name: `${name}-1`, labels: { [LABEL_SERVICE_NAME]: name } },
+            addressType: 'IPv4',
+            endpoints: [{ addresses: ['10.1.0.1'], conditions: { ready: true } }],
+        } as CompactRemoteSlice);
+    };
+    exported('web', '2026-01-01T00:00:00Z');
+    exported('late', '2026-01-02T00:00:00Z');
+
+    const status = new LinkStatusBook({
+        rest,
+        namespace: link.metadata.namespace,
+        name: link.metadata.name,
+        stored: () => undefined,
+       
+        policy: DEFAULT_DNS_POLICY,
+        event: () => undefined,
+        written: () => undefined,
+        logger: newLogger('silent'),
+    });
+    const asked: boolean[] = [];
+    const config = { queueMetrics: new WorkQueueMetrics(new Registry(), 'test'), events: { record: () => undefined }, maxMirrorsPerLink };
+    const opts = { config, localMirrors: services.store, mirrors, metrics } as unknown as LinkOptions;
+    let remote: RemoteCluster | undefined;
+    const linkMirrors = new LinkMirrors({
+        opts,
+        name: link.metadata.name,
+        remote: () => remote,
+        status,
+        statusChanged: (now) => asked.push(now),
+        stored: () => undefined,
+        labels: () => ({ link: link.metadata.name, target_cluster_name: 'remote' }),
+        log: newLogger('silent'),
+    });
+    remote = {
+        link,
+        services: remoteServices,
+        slices: remoteSlices,
+        gatewayAddresses: () => [{ address: '192.0.2.127', family: 'IPv4', ready: true }],
+        gatewayAlive: true,
+        admitted: (namespace, name) => linkMirrors.admitted(namespace, name),
+    };
+    const mirror = (name: string) => services.store.get(NS, `${name}-remote`);
+    return { rest, remote, remoteServices, status, asked, linkMirrors, mirror, slices };
+}
+
+describe('the mirrors of a Link', () => {
+    it('converge every export the limit admits, record each outcome, and ask for the status at once after the last', async () => {
+        const { rest, remote, status, asked, linkMirrors, mirror, slices } = setUp(1);
+        linkMirrors.enqueue(remote, true);
+        assert.equal(linkMirrors.converged, false, 'the status waits for the convergence');
+        await until(() => linkMirrors.converged);
+        assert.deepEqual(asked.at(-1), true, 'the last sync of the convergence asks for the status at once');
+        assert.deepEqual(linkMirrors.limitReport, { max: 1, exported: 2 });
+        assert.ok(mirror('web'), 'the oldest export is mirrored');
+        assert.equal(mirror('late'), undefined, 'the younger one is past the limit');
+        assert.deepEqual(rest.writes, ['POST services', 'POST endpointslices']);
+        assert.deepEqual(slices.slicesOf(NS, 'web-remote').flatMap((s) => s.endpoints.map((e) => `${e.addresses.join()} ${e.conditions?.ready}`)), ['192.0.2.127 true']);
+        assert.equal(status.mirrored, 1);
+        await linkMirrors.stop();
+    });
+
+    it('move the limit on when an admitted export goes: its mirror is deleted, the next one mirrored', async () => {
+        const { rest, remote, remoteServices, status, linkMirrors, mirror } = setUp(1);
+        linkMirrors.enqueue(remote, true);
+        await until(() => linkMirrors.converged);
+        rest.writes.length = 0;
+
+        remoteServices.delete(remoteServices.get(NS, 'web')!);
+        linkMirrors.remoteChanged(remote, NS, 'web');
+        await until(() => mirror('late') !== undefined && mirror('web') === undefined && status.mirrored === 1);
+        await until(() => rest.writes.length >= 4);
+        assert.deepEqual([...rest.writes].sort(), ['DELETE endpointslices', 'DELETE services', 'POST endpointslices', 'POST services']);
+        await linkMirrors.stop();
+    });
+});
