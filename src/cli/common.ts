@@ -83,7 +83,7 @@ export function controllerOptions(command: Command, defaults: { namespace: strin
         .addOption(
             durationOption(
                 '--resync-period <duration>',
-                'how often every cached object is checked again, in memory (a no-op sync writes nothing); also when keys given up on after their retries are retried (0: never)',
+                'how often each controller reconciles every key of what it caches again, in memory (a no-op sync writes nothing), and retries the keys it gave up on after their retries (0: never)',
                 600_000,
             ),
         )

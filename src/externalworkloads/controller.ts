@@ -5,7 +5,7 @@
 // reconciler runtime (kube/controller.ts) owns the queue, retries and leader gating.
 import type { V1Service } from '@kubernetes/client-node';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { Controller } from '../kube/controller.js';
+import { Controller, replayOnly } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, type Logger } from '../kube/log.js';
 import type { ControllerDeps, Runnable } from '../kube/manager.js';
@@ -84,7 +84,7 @@ export class ExternalWorkloadsController implements Runnable {
         this.managedBy = opts.managedBy ?? DEFAULT_MANAGED_BY;
         this.log = opts.logger.child({ controller: this.name });
         const log = logFn(this.log);
-        const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log };
+        const common = { namespace: opts.namespace, log };
         this.metrics = new ExternalWorkloadsMetrics(opts.registry);
         // Both caches keep only what is read here (cached-service.ts, compact.ts); a version that
         // changes none of it is cached without telling anyone, and counted.
@@ -156,7 +156,7 @@ export class ExternalWorkloadsController implements Runnable {
         // And the Services our slices name start each term: one deleted while no replica led is
         // gone from the cache, and its sync deletes the slices (else they would wait for the
         // resync). Their changes are the foreign ones above, not every echo of our own writes.
-        this.controller.watch({ on: () => undefined, list: () => this.slices.informer.store.list() }, (slice) => {
+        this.controller.watch(replayOnly(() => this.slices.informer.store.list()), (slice) => {
             const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
             return service ? [keyOf(slice.metadata!.namespace!, service)] : [];
         });

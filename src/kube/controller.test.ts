@@ -19,7 +19,7 @@ interface Recorded {
 }
 
 /** The runtime around a reconciler that answers from `answers` (key → what each run does, in turn). */
-function harness(answers: Record<string, Array<() => ReconcileResult | Promise<ReconcileResult>>>) {
+function harness(answers: Record<string, Array<() => ReconcileResult | Promise<ReconcileResult>>>, options: { resyncMs?: number; maxRetries?: number } = {}) {
     const registry = new Registry();
     const metrics = new WorkQueueMetrics(registry, 'test');
     const runs: string[] = [];
@@ -40,6 +40,7 @@ function harness(answers: Record<string, Array<() => ReconcileResult | Promise<R
         metrics,
         events: sink,
         log: newLogger('silent'),
+        ...options,
     });
     const result = async (result: string) =>
         (await registry.getSingleMetric('test_reconcile_total')!.get()).values.find((v) => v.labels.name === 'things' && v.labels.result === result)?.value ?? 0;
@@ -201,6 +202,22 @@ describe('the reconciler runtime', () => {
         await until(async () => (await result('success')) === 3);
         await controller.stop();
         assert.deepEqual(runs.slice(2), ['b/y']);
+    });
+
+    it('resyncs every resyncMs of a term: every key the sources map to, and the keys given up on after their retries', async () => {
+        const apiserverSaysNo = () => {
+            throw new Error('apiserver says no');
+        };
+        const { controller, runs } = harness({ gone: [apiserverSaysNo, apiserverSaysNo, apiserverSaysNo] }, { resyncMs: 100, maxRetries: 2 });
+        controller.watch(fakeInformer<KubeObject>([{ metadata: { name: 'held' } }]).informer, (obj) => [obj.metadata!.name!]);
+        controller.start(['gone']);
+        await until(() => runs.filter((k) => k === 'held').length >= 3);
+        await controller.stop();
+        const count = (key: string) => runs.filter((k) => k === key).length;
+        assert.ok(count('gone') >= 4, `the first run, two retries, then the resync: ${runs.join(' ')}`);
+        const after = runs.length;
+        await new Promise((r) => setTimeout(r, 250));
+        assert.equal(runs.length, after, 'no resync once the term ended');
     });
 
     it('classifies failures by what a retry can do', () => {

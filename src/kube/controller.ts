@@ -11,7 +11,10 @@
 // - invalid: a retry cannot help. A Warning Event on the object the reconciler names, a log
 //   line, and no retry until an event or the next term brings the key back.
 // - transient: retried with the rate limiter's backoff, given up on after maxRetries until the
-//   next resync (LeaderQueue).
+//   next resync.
+// Resync is the runtime's too, and only here: every resyncMs of a term, every key the watched
+// sources map to is reconciled again (in memory: a converged key writes nothing), with the keys
+// given up on. Informers do not re-deliver their contents.
 // It must not know what a key means: keys are opaque strings to it.
 import { classifyFailure, invalidReason } from './errors.js';
 import type { EventSink } from './events.js';
@@ -22,6 +25,7 @@ import type { OwnWrites, Written } from './own-writes.js';
 import type { RateLimiter } from './ratelimit.js';
 import type { KubeObject } from './store.js';
 import type { ReconcileOutcome, WorkQueueMetrics } from './workqueue-metrics.js';
+import { every } from '../time/clock.js';
 
 /** A key to run again after a while although it succeeded (a time-based condition). */
 export type ReconcileResult = void | { requeueAfterMs: number };
@@ -42,7 +46,7 @@ export interface ControllerOptions<K extends string> {
     metrics: WorkQueueMetrics;
     events: EventSink;
     log: Logger;
-    /** Keys given up on are queued again this often (0 = never). */
+    /** Every key the watched sources map to, and every key given up on, is queued again this often during a term (0 = never). */
     resyncMs?: number;
     /** Retries of a failing key before it waits for the next resync; client-go's 15 by default. */
     maxRetries?: number;
@@ -70,6 +74,14 @@ export interface WatchOptions<T> {
     ownWrites?: OwnWrites;
 }
 
+/**
+ * A source whose changes reach the controller another way (its own echoes filtered, say, or
+ * pushed by what owns the cache) but whose contents each term and each resync replay.
+ */
+export function replayOnly<T>(list: () => Iterable<T>): Source<T> {
+    return { on: () => undefined, list };
+}
+
 function asSource<T>(source: Informer<T & KubeObject> | Source<T>): Source<T> {
     if (!(source instanceof Informer)) return source;
     return { on: (handlers) => source.on(handlers as InformerHandlers<T & KubeObject>), list: () => source.store.list() };
@@ -81,6 +93,7 @@ export class Controller<K extends string> {
     private readonly conflicted = new Set<K>();
     /** Every key the watched sources map their contents to now, one function per watch. */
     private readonly replays: (() => Iterable<K>)[] = [];
+    private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: ControllerOptions<K>) {
         this.queue = new LeaderQueue<K>({
@@ -90,7 +103,6 @@ export class Controller<K extends string> {
             workers: opts.workers,
             sync: (key) => this.run(key),
             log: opts.log,
-            resyncMs: opts.resyncMs,
             maxRetries: opts.maxRetries,
         });
     }
@@ -177,10 +189,18 @@ export class Controller<K extends string> {
     start(keys: Iterable<K> = []): void {
         this.conflicted.clear();
         this.queue.start(new Set([...keys, ...this.replayed()]));
+        const { resyncMs } = this.opts;
+        if (resyncMs)
+            this.stopResync = every(() => {
+                this.resync();
+                this.queue.requeueDropped();
+            }, resyncMs);
     }
 
     /** The term ends: no new work, and the keys in hand finish. */
     stop(): Promise<void> {
+        this.stopResync?.();
+        this.stopResync = undefined;
         return this.queue.stop();
     }
 

@@ -1,11 +1,9 @@
 // The cache of one resource type and its fan-out: what the reflector reads (reflector.ts: list
 // and watch, reconnects, a missing CRD; liveness.ts: the watch's watchdogs) is cached here as the
-// resource's transform makes it and told to every handler; an optional periodic resync (in memory:
-// every cached object re-delivered as an update, so work that was lost comes back; a sync with
-// nothing to change writes nothing). What controllers hold and subscribe to; it never writes to
-// the apiserver. Apart from the reflector so that what a change means to the cache (added,
+// resource's transform makes it and told to every handler. What controllers hold and subscribe
+// to; it never writes to the apiserver, nor re-delivers what it holds (a controller's resync
+// replays its sources: kube/controller.ts). Apart from the reflector so that what a change means to the cache (added,
 // updated, unchanged, dropped) is decided in one place, whoever read it from the server.
-import { every } from '../time/clock.js';
 import { Pacer } from './pacer.js';
 import { Reflector, type ReflectorOptions, type ReflectorStats, type ReflectorStore } from './reflector.js';
 import { apiVersionOf } from './resources.js';
@@ -31,8 +29,6 @@ export interface InformerOptions<T extends KubeObject = KubeObject> extends Refl
      * Services still counts as an informer of KubeObjects.)
      */
     unchanged?(cached: T, next: T): boolean;
-    /** Re-deliver every cached object as an update this often (0 = never). */
-    resyncMs?: number;
 }
 
 /** Counts a test or a metric can read to tell what the informer went through. */
@@ -47,8 +43,6 @@ export class Informer<T extends KubeObject> {
     private readonly handlers: InformerHandlers<T>[] = [];
     private readonly reflector: Reflector;
     private running = false;
-    private stopResync: (() => void) | undefined;
-    private resyncing = false;
     private markSynced!: () => void;
     private syncedFlag = false;
     /** Resolves once the first list has been delivered to the handlers. */
@@ -83,12 +77,10 @@ export class Informer<T extends KubeObject> {
         if (this.running) return;
         this.running = true;
         this.reflector.start();
-        if (this.opts.resyncMs) this.stopResync = every(() => void this.resync(), this.opts.resyncMs);
     }
 
     async stop(): Promise<void> {
         this.running = false;
-        this.stopResync?.();
         await this.reflector.stop();
     }
 
@@ -148,23 +140,6 @@ export class Informer<T extends KubeObject> {
             } catch (err) {
                 this.log('warn', 'event handler failed', { error: (err as Error).message });
             }
-        }
-    }
-
-    /** In slices: re-delivering 20 000 objects at once would hold the event loop for a good 100 ms. */
-    private async resync(): Promise<void> {
-        if (!this.syncedFlag || this.resyncing) return;
-        this.resyncing = true;
-        try {
-            const slicer = new Pacer();
-            for (const obj of this.store.list()) {
-                // Changed or gone during a pause: its own event has told the handlers already.
-                if (this.store.get(obj.metadata?.namespace, obj.metadata?.name ?? '') !== obj) continue;
-                this.notify((h) => h.update?.(obj, obj));
-                if (slicer.due()) await slicer.pause();
-            }
-        } finally {
-            this.resyncing = false;
         }
     }
 

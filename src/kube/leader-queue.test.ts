@@ -64,7 +64,7 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
 }
 
 describe('LeaderQueue retries', () => {
-    const fastQueue = (sync: (key: string) => Promise<void>, extra: { resyncMs?: number; maxRetries?: number } = {}) =>
+    const fastQueue = (sync: (key: string) => Promise<void>, extra: { maxRetries?: number } = {}) =>
         new LeaderQueue<string>({
             name: 'retries',
             metrics: new WorkQueueMetrics(new Registry(), 'test'),
@@ -91,24 +91,4 @@ describe('LeaderQueue retries', () => {
         assert.deepEqual(synced, ['svc']);
     });
 
-    it('brings a key that exhausted its retries back at the next resync', async () => {
-        let failing = true;
-        let runs = 0;
-        const q = fastQueue(
-            async () => {
-                runs++;
-                if (failing) throw new Error('apiserver says no');
-            },
-            { maxRetries: 2, resyncMs: 150 },
-        );
-        q.start(['svc']);
-        await until(() => q.droppedKeys().length === 1);
-        assert.equal(runs, 3, 'the first run and two retries');
-        failing = false;
-        await until(() => runs === 4);
-        await new Promise((r) => setTimeout(r, 50));
-        await q.stop();
-        assert.equal(runs, 4, 'run again at the resync, and it succeeded');
-        assert.deepEqual(q.droppedKeys(), []);
-    });
 });

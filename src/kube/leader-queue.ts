@@ -3,13 +3,12 @@
 // ends. Events that arrive while not leading are dropped; the next term starts from all keys.
 // Nothing is forgotten within a term either: a write refused by the leader guard fails the
 // sync and is retried like any failure (the term ends soon if the guard stays shut), and a
-// key given up on after its retries comes back at the next resync.
+// key given up on after its retries comes back at its controller's next resync (requeueDropped).
 import type { Logger } from './log.js';
 import type { RateLimiter } from './ratelimit.js';
 import { retryLogLevel } from './errors.js';
 import { runWorkers, WorkQueue, type WorkerFailure } from './workqueue.js';
 import type { WorkQueueMetrics } from './workqueue-metrics.js';
-import { every } from '../time/clock.js';
 
 export interface LeaderQueueOptions<K extends string> {
     name: string;
@@ -18,8 +17,6 @@ export interface LeaderQueueOptions<K extends string> {
     workers: number;
     sync: (key: K) => Promise<void>;
     log: Logger;
-    /** Keys dropped after their retries are queued again this often (0 = never). */
-    resyncMs?: number;
     /** Retries of a failing key before it waits for the next resync; client-go's 15 by default. */
     maxRetries?: number;
 }
@@ -31,7 +28,6 @@ export class LeaderQueue<K extends string> {
     private draining: Promise<void> = Promise.resolve();
     /** Keys that exhausted their retries this term, queued again at the next resync. */
     private readonly dropped = new Set<K>();
-    private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: LeaderQueueOptions<K>) {}
 
@@ -63,7 +59,6 @@ export class LeaderQueue<K extends string> {
         this.queue = queue;
         this.dropped.clear(); // the new term syncs every key anyway
         for (const key of keys) queue.add(key);
-        if (this.opts.resyncMs) this.stopResync = every(() => this.requeueDropped(), this.opts.resyncMs);
         const previous = this.draining;
         this.workers = previous.then(() =>
             runWorkers(queue, workers, sync, (failure) => this.failed(failure), { maxRetries: this.opts.maxRetries }),
@@ -78,7 +73,8 @@ export class LeaderQueue<K extends string> {
         this.opts.log[level](fields, failure.dropped ? 'sync failed; giving up until the next resync' : 'sync failed; retrying');
     }
 
-    private requeueDropped(): void {
+    /** The keys given up on this term are tried again (the controller's resync). */
+    requeueDropped(): void {
         if (!this.queue || this.dropped.size === 0) return;
         this.opts.log.info({ keys: this.dropped.size }, 'resync: retrying keys given up on');
         for (const key of this.dropped) this.queue.add(key);
@@ -90,7 +86,6 @@ export class LeaderQueue<K extends string> {
         const [queue, workers] = [this.queue, this.workers];
         this.queue = undefined;
         this.workers = undefined;
-        this.stopResync?.();
         if (!queue) return this.draining;
         this.draining = (async () => {
             await queue.shutDownWithDrain();

@@ -51,7 +51,7 @@ export interface ControllerDeps {
     events: EventSink;
     /** Whether this replica leads now (what the client's writes are checked against). */
     isLeader: () => boolean;
-    /** Cached objects are re-delivered, and keys given up on retried, this often (0 = never). */
+    /** Each controller reconciles every key of its sources again, and the keys it gave up on, this often (0 = never): the one resync. */
     resyncMs?: number;
 }
 

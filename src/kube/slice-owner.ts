@@ -33,7 +33,6 @@ export interface SliceOwnerOptions {
     namespace?: string;
     /** Labels to index slices by, besides the Service name. */
     indexLabels?: string[];
-    resyncMs?: number;
     log: LogFn;
 }
 
@@ -49,7 +48,6 @@ export class SliceOwner {
             namespace: opts.namespace,
             labelSelector: `${LABEL_MANAGED_BY}=${opts.managedBy}`,
             transform: (slice) => compactSlice(slice as OwnedSlice, shared),
-            resyncMs: opts.resyncMs,
             log: opts.log,
         });
         for (const label of [LABEL_SERVICE_NAME, ...(opts.indexLabels ?? [])]) this.informer.store.indexLabel(label);

@@ -10,7 +10,6 @@
 // or stops each Link's controller, link-controller.ts, and decides what spans Links), each
 // Link's mirrors (link-mirrors.ts, a queue per Link), the Links' status and unserved work
 // (link-work.ts), and the federated Services (federation-controller.ts).
-import { every } from '../time/clock.js';
 import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
@@ -91,7 +90,6 @@ export class ServiceMirrorController implements Runnable {
     private readonly linkWork: LinkWork;
     private readonly log: Logger;
     private readonly queue: Controller<LinkName>;
-    private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
@@ -107,7 +105,7 @@ export class ServiceMirrorController implements Runnable {
             resyncMs: opts.resyncMs,
         });
         const log = logFn(this.log);
-        const common = { resyncMs: opts.resyncMs, log };
+        const common = { log };
         this.links = new Informer(opts.rest, { resource: Links, namespace: opts.namespace, ...common });
         // Services are cached as the mirror reads them (compact.ts).
         const shared = new SharedValues();
@@ -285,14 +283,10 @@ export class ServiceMirrorController implements Runnable {
         this.queue.start();
         this.federation.start();
         this.mcs?.start();
-        // In memory: every mirror is converged again (no write when nothing changed), and a
-        // mirror given up on after its retries comes back.
-        if (this.opts.resyncMs) this.stopResync = every(() => this.linkReconciler.controllers.forEach((c) => c.enqueueMirrors(true)), this.opts.resyncMs);
     }
 
     /** Stops taking work and every Link's controller; mirrors stay as they are for the next leader. */
     async stopLeading(): Promise<void> {
-        this.stopResync?.();
         await Promise.all([this.queue.stop(), this.linkWork.stop(), this.federation.stop(), this.mcs?.stop()]);
         await this.linkReconciler.stop();
     }

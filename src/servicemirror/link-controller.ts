@@ -181,7 +181,6 @@ export class LinkController {
         try {
             this.remote = await RemoteWatch.start(link, specKey, this.config.rest, this.remoteHooks(), {
                 log: logFn(this.log),
-                resyncMs: this.config.resyncMs,
                 newRemoteRest: this.config.newRemoteRest,
                 // An MCS import copies the remote's own endpoints on a flat network (no gateway) and
                 // for the Services the Link exports in remote-discovery mode.

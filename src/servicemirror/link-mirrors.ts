@@ -5,7 +5,7 @@
 // records. One queue per Link, under a name of its own: one Link's thousand mirrors do not wait
 // behind another's, and the series are as many as Links, like the Link metrics'. It lives as
 // long as the Link's controller (a term at most); the remote it reads is that controller's.
-import { Controller, type Reconciler } from '../kube/controller.js';
+import { Controller, replayOnly, type Reconciler } from '../kube/controller.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeObject } from '../kube/store.js';
@@ -70,7 +70,22 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
             log: deps.log,
             resyncMs: config.resyncMs,
         });
-        this.queue.start([]); // its life is a term
+        // Every mirror of the Link again at each resync (its changes are queued as they come).
+        this.queue.watch(replayOnly(() => this.mirrorKeys()), (key) => [key]);
+        this.queue.start(); // its life is a term
+    }
+
+    /** Every remote Service of the Link and every local mirror of its cluster: what a full convergence syncs. */
+    private mirrorKeys(remote = this.deps.remote()): Set<MirrorKey> {
+        const keys = new Set<MirrorKey>();
+        if (!remote) return keys;
+        for (const svc of remote.services.list()) keys.add(mirrorKey(svc.metadata!.namespace!, svc.metadata!.name!));
+        const cluster = remote.link.spec.targetClusterName;
+        for (const local of this.deps.opts.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
+            const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
+            if (name) keys.add(mirrorKey(local.metadata!.namespace!, name));
+        }
+        return keys;
     }
 
     /** Whether every mirror of the last full convergence was synced once: the counts are whole. */
@@ -123,21 +138,12 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
             });
             for (const [key, rank] of ranked.sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0))) this.limit.set(key, rank);
         }
-        const queued = new Set<MirrorKey>();
-        const add = (namespace: string, name: string) => {
-            const key = mirrorKey(namespace, name);
-            queued.add(key);
-            this.queue.add(key);
-        };
-        for (const svc of remote.services.list()) {
-            if (all || exportMode(svc, link) === 'mirror') add(svc.metadata!.namespace!, svc.metadata!.name!);
+        if (!all) {
+            for (const svc of remote.services.list()) if (exportMode(svc, link) === 'mirror') this.queue.add(mirrorKey(svc.metadata!.namespace!, svc.metadata!.name!));
+            return;
         }
-        if (!all) return;
-        const cluster = link.spec.targetClusterName;
-        for (const local of this.deps.opts.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
-            const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
-            if (name) add(local.metadata!.namespace!, name);
-        }
+        const queued = this.mirrorKeys(remote);
+        for (const key of queued) this.queue.add(key);
         this.converging = queued.size > 0 ? queued : undefined;
     }
 

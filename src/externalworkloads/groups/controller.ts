@@ -54,7 +54,7 @@ export class WorkloadGroupsController {
         this.log = opts.logger.child({ controller: 'workload-groups' });
         this.now = opts.now ?? Date.now;
         this.events = opts.events;
-        const common = { namespace: opts.namespace, resyncMs: opts.resyncMs, log: logFn(this.log) };
+        const common = { namespace: opts.namespace, log: logFn(this.log) };
         this.groups = new Informer<CachedGroup>(opts.rest, { resource: ExternalWorkloadGroups, transform: cacheGroup, ...common });
         this.leases = new Informer<CachedLease>(opts.rest, { resource: Leases, labelSelector: GROUP_LABEL, transform: cacheLease, ...common });
         this.workloads = new Informer<GroupWorkload>(opts.rest, { resource: ExternalWorkloads, labelSelector: GROUP_LABEL, transform: (o) => cacheGroupWorkload(o), ...common });

@@ -61,7 +61,6 @@ export type RemoteSlice = CompactRemoteSlice;
 
 export interface RemoteWatchOptions {
     log: LogFn;
-    resyncMs?: number;
     /** Headless mirrors are on: the slices' hostnames, conditions and ports are read, so cached. */
     hostnames?: boolean;
     /** What the credentials kubeconfig may hold beyond inline material (strict when absent). */
@@ -87,7 +86,7 @@ export class RemoteWatch {
         private readonly hooks: RemoteWatchHooks,
         opts: RemoteWatchOptions,
     ) {
-        const { log, resyncMs } = opts;
+        const { log } = opts;
         // Either informer failing makes the remote unreadable: every failure is told, and the
         // recovery once both read again.
         const failing = new Set<string>();
@@ -102,7 +101,6 @@ export class RemoteWatch {
         const shared = new SharedValues();
         this.services = new Informer(remote, {
             resource: Services,
-            resyncMs,
             log,
             health: health('services'),
             maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
@@ -111,7 +109,6 @@ export class RemoteWatch {
         });
         this.slices = new Informer<RemoteSlice>(remote, {
             resource: EndpointSlices,
-            resyncMs,
             log,
             health: health('slices'),
             maxObjectBytes: REMOTE_OBJECT_MAX_BYTES,
@@ -121,7 +118,7 @@ export class RemoteWatch {
         });
         this.slices.store.indexLabel(LABEL_SERVICE_NAME);
         if (opts.serviceExports) {
-            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, resyncMs, log: optionalApiLog(log), transform: compactExport });
+            this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, log: optionalApiLog(log), transform: compactExport });
         }
         this.registerHandlers();
     }

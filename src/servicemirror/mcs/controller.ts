@@ -81,7 +81,7 @@ export class McsController {
     constructor(private readonly opts: McsOptions) {
         this.log = opts.logger.child({ controller: 'mcs' });
         const log = logFn(this.log);
-        const common = { resyncMs: opts.resyncMs, log };
+        const common = { log };
         const optional = { ...common, log: optionalApiLog(log) };
         const shared = new SharedValues();
         const services = new Informer<Local<V1Service>>(opts.rest, {
