@@ -12,11 +12,12 @@
 // (7) no MCS slice carries a port (name and protocol) the ServiceImport of its
 //     multicluster.kubernetes.io/service-name does not have. Checked at each slice version
 //     against the import as last seen; the two watches need not deliver in the order of the
-//     writes, so only a port still on the slice and still missing from the import 2 s later
-//     is a violation.
+//     writes, so only a port still on the slice and still missing from the import 2 s later,
+//     as the apiserver has it then (the checker's watch of imports may lag), is a violation.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { Informer } from '../../src/kube/informer.js';
-import { EndpointSlices, Services } from '../../src/kube/resources.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import { EndpointSlices, objectPath, Services } from '../../src/kube/resources.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/store.js';
 import { APP_NS, LOCAL_CLUSTER, REMOTE_CLUSTER, type SoakEnv } from './env.js';
@@ -75,10 +76,14 @@ export class McsChecker {
     /** Slice versions with ports their import lacked when seen, by import name: until the import is seen with them. */
     private readonly ahead = new Map<string, { slice: string; ports: string[]; at: number }[]>();
 
+    /** The local apiserver: a slice's import is read there when the verdict is due (the checker's own watch may lag). */
+    private readonly local: KubeRest;
+
     constructor(
         env: SoakEnv,
         private readonly history: History,
     ) {
+        this.local = env.local.admin;
         this.members = [this.member(LOCAL_CLUSTER, env.local.admin), this.member(REMOTE_CLUSTER, env.remote.admin)];
         this.imports = new Informer<Import>(env.local.admin, { resource: ServiceImportType, namespace: APP_NS, watchTimeoutSeconds: 60 });
         this.imports.on({
@@ -250,23 +255,39 @@ export class McsChecker {
         const importThen = this.importPorts(slice);
         const forImport = slice.metadata?.labels?.[MCS_SERVICE_NAME] ?? '';
         this.ahead.set(forImport, [...(this.ahead.get(forImport) ?? []), { slice: `${slice.metadata?.name} (${slice.metadata?.labels?.[SOURCE_CLUSTER]}, resourceVersion ${slice.metadata?.resourceVersion})`, ports: missing, at }]);
-        const timer = setTimeout(() => {
+        const timer = setTimeout(async () => {
             this.timers.delete(timer);
             if (this.stopped) return;
             const now = this.slices.store.get(slice.metadata?.namespace, slice.metadata?.name ?? '');
             if (!now || now.metadata?.uid !== slice.metadata?.uid) return;
-            const still = this.portsMissing(now).filter((p) => missing.includes(p));
+            // The import as the apiserver has it now: the checker's watch of imports may be behind
+            // its watch of slices (one reconnects after an apiserver restart before the other).
+            const live = await this.liveImport(now);
+            if (this.stopped || live === 'unknown') return;
+            const livePorts = new Set((live?.spec?.ports ?? []).map(portName));
+            const still = (now.ports ?? []).map(portName).filter((p) => missing.includes(p) && !livePorts.has(p));
             if (still.length === 0) {
                 this.figures.slicePortsLate++;
                 return;
             }
             this.history.violation(
                 'slice-ports-in-import',
-                `EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name} (source ${slice.metadata?.labels?.[SOURCE_CLUSTER]}, resourceVersion ${slice.metadata?.resourceVersion} seen at ${iso(at)}, now ${now.metadata?.resourceVersion}) carries ${still.join(', ')}, which the ServiceImport ${importName(slice)} has not: it had ${importThen} then, ${this.importPorts(now)} ${SLICE_PORT_GRACE_MS / 1000} s later`,
+                `EndpointSlice ${slice.metadata?.namespace}/${slice.metadata?.name} (source ${slice.metadata?.labels?.[SOURCE_CLUSTER]}, resourceVersion ${slice.metadata?.resourceVersion} seen at ${iso(at)}, now ${now.metadata?.resourceVersion}) carries ${still.join(', ')}, which the ServiceImport ${importName(slice)} has not: it had ${importThen} then (as the checker's watch saw it), ${describeImport(live)} ${SLICE_PORT_GRACE_MS / 1000} s later (read from the apiserver)`,
                 at,
             );
         }, SLICE_PORT_GRACE_MS);
         this.timers.add(timer);
+    }
+
+    /** The slice's import read from the local apiserver; 'unknown' when it cannot be read now (a fault): no verdict. */
+    private async liveImport(slice: Slice): Promise<Import | undefined | 'unknown'> {
+        const name = slice.metadata?.labels?.[MCS_SERVICE_NAME];
+        if (name === undefined) return undefined;
+        try {
+            return await this.local.get<Import>(objectPath(ServiceImportType, slice.metadata!.namespace!, name));
+        } catch (err) {
+            return isNotFound(err) ? undefined : 'unknown';
+        }
     }
 
     private importOf(slice: Slice): Import | undefined {
@@ -280,9 +301,12 @@ export class McsChecker {
     }
 
     private importPorts(slice: Slice): string {
-        const i = this.importOf(slice);
-        return i ? `[${(i.spec?.ports ?? []).map(portName).join(', ')}] (uid ${i.metadata?.uid}, resourceVersion ${i.metadata?.resourceVersion})` : 'no import';
+        return describeImport(this.importOf(slice));
     }
+}
+
+function describeImport(i: Import | undefined): string {
+    return i ? `[${(i.spec?.ports ?? []).map(portName).join(', ')}] (uid ${i.metadata?.uid}, resourceVersion ${i.metadata?.resourceVersion})` : 'no import';
 }
 
 function importName(slice: Slice): string {
