@@ -10,7 +10,7 @@ import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js'
 import type { EventSink } from '../kube/events.js';
 import { newLogger } from '../kube/log.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { MemoryRest } from '../testing/memory-rest.js';
+import { kinds, MemoryRest } from '../testing/memory-rest.js';
 import { DEFAULT_MANAGED_BY, ExternalWorkloadsController } from './controller.js';
 import { makeService, makeWorkload, NAMESPACE } from './testkit.js';
 
@@ -34,9 +34,6 @@ function setUp() {
     const reconciles = async () => (await registry.getSingleMetric('test_reconcile_total')!.get()).values.find((v) => v.labels.result === 'success')?.value ?? 0;
     return { rest, controller, events, reconciles };
 }
-
-/** What was written, without the generated names: `POST endpointslices`. */
-const kinds = (writes: string[]) => writes.map((w) => w.split(' ').slice(0, 2).join(' '));
 
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
     const deadline = Date.now() + 5000;

@@ -1,5 +1,5 @@
 // A Link's mirrors on the runtime, against real stores and writers (MirrorSync, SliceOwner,
-// LinkStatusBook) and a client answering writes in memory: a full convergence queues every
+// LinkStatusBook) and an apiserver in memory (testing/memory-rest.ts): a full convergence queues every
 // export, the mirror limit admits the oldest, each outcome is recorded for the status, and the
 // status is asked for at once only when the last mirror of the convergence has been synced; a
 // remote Service that goes moves the limit on to the next export.
@@ -12,6 +12,7 @@ import { logFn, newLogger } from '../kube/log.js';
 import { Namespaces, Services } from '../kube/resources.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import { ObjectStore, type KubeObject } from '../kube/store.js';
+import { kinds, MemoryRest } from '../testing/memory-rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { DEFAULT_DNS_POLICY } from '../dns/name-state.js';
 import { CLUSTER_NAME_LABEL, EXPORTED_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY } from './api/keys.js';
@@ -22,7 +23,6 @@ import { ServiceMirrorMetrics } from './link/metrics.js';
 import { LinkMirrors } from './link-mirrors.js';
 import type { LinkOptions } from './link-options.js';
 import type { RemoteCluster } from './mcs/clusterset.js';
-import { MemoryRest } from './testkit.js';
 import { MirrorSync } from './write/mirror-sync.js';
 
 const NS = 'app';
@@ -39,10 +39,11 @@ function setUp(maxMirrorsPerLink: number) {
     services.store.indexLabel(CLUSTER_NAME_LABEL);
     services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
     const namespaces = new Informer<KubeObject>(rest, { resource: Namespaces, log });
-    namespaces.store.set({ metadata: { name: NS } });
     const slices = new SliceOwner({ rest, managedBy: MIRROR_SLICE_MANAGED_BY, log });
-    rest.stores.set('services', services.store as ObjectStore<KubeObject>);
-    rest.stores.set('endpointslices', slices.informer.store as ObjectStore<KubeObject>);
+    rest.serve('services', services);
+    rest.serve('namespaces', namespaces);
+    rest.serve('endpointslices', slices.informer);
+    rest.add('namespaces', { metadata: { name: NS } });
     const metrics = new ServiceMirrorMetrics(new Registry());
     const mirrors = new MirrorSync({ rest, owner: slices, services, namespaces, metrics, maxEndpointsPerSlice: 100 });
 
@@ -111,7 +112,7 @@ describe('the mirrors of a Link', () => {
         assert.deepEqual(linkMirrors.limitReport, { max: 1, exported: 2 });
         assert.ok(mirror('web'), 'the oldest export is mirrored');
         assert.equal(mirror('late'), undefined, 'the younger one is past the limit');
-        assert.deepEqual(rest.writes, ['POST services', 'POST endpointslices']);
+        assert.deepEqual(kinds(rest.writes), ['POST services', 'POST endpointslices']);
         assert.deepEqual(slices.slicesOf(NS, 'web-remote').flatMap((s) => s.endpoints.map((e) => `${e.addresses.join()} ${e.conditions?.ready}`)), ['192.0.2.127 true']);
         assert.equal(status.mirrored, 1);
         await linkMirrors.stop();
@@ -127,7 +128,7 @@ describe('the mirrors of a Link', () => {
         linkMirrors.remoteChanged(remote, NS, 'web');
         await until(() => mirror('late') !== undefined && mirror('web') === undefined && status.mirrored === 1);
         await until(() => rest.writes.length >= 4);
-        assert.deepEqual([...rest.writes].sort(), ['DELETE endpointslices', 'DELETE services', 'POST endpointslices', 'POST services']);
+        assert.deepEqual(kinds(rest.writes).sort(), ['DELETE endpointslices', 'DELETE services', 'POST endpointslices', 'POST services']);
         await linkMirrors.stop();
     });
 });

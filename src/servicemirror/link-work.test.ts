@@ -1,5 +1,5 @@
 // The Link-wide reconcilers against the runtime's real stores and writers (LinkStatusBook,
-// MirrorSync, SliceOwner) and a client that answers writes in memory as an apiserver would:
+// MirrorSync, SliceOwner) and an apiserver in memory (testing/memory-rest.ts, each write back in its informer):
 // the status written from what is observed of the Link when it runs, and the readiness of an
 // unserved Link's mirrors withdrawn once its window has passed, and only theirs. The apiserver
 // itself is in test/integration/service-mirror*.test.ts.
@@ -10,10 +10,10 @@ import { Registry } from 'prom-client';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer } from '../kube/informer.js';
 import { logFn, newLogger } from '../kube/log.js';
-import { Namespaces, Services } from '../kube/resources.js';
-import type { OwnedSlice } from '../kube/slice-cache.js';
+import { Links, Namespaces, Services } from '../kube/resources.js';
 import { SliceOwner } from '../kube/slice-owner.js';
 import { ObjectStore, type KubeObject } from '../kube/store.js';
+import { MemoryRest } from '../testing/memory-rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { DEFAULT_DNS_POLICY } from '../dns/name-state.js';
 import type { Clock } from '../time/clock.js';
@@ -25,7 +25,6 @@ import { LinkStatusBook, type LinkStatusSource } from './link/link-status.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
 import type { LinkConfig, LinkName, LinkObject } from './link-options.js';
 import { LinkStatusReconciler, LinkWork, UnservedReconciler, type UnservedLink } from './link-work.js';
-import { MemoryRest } from './testkit.js';
 import { MirrorSync } from './write/mirror-sync.js';
 
 const LINKS = 'mc';
@@ -49,11 +48,12 @@ function linkStatusBook(rest: MemoryRest, links: ObjectStore<LinkObject>, events
     });
 }
 
+/** The Links as the controller's informer holds them, with the one Link in it. */
 function linksStore(rest: MemoryRest): ObjectStore<LinkObject> {
-    const links = new ObjectStore<LinkObject>();
-    rest.stores.set('links', links as ObjectStore<KubeObject>);
-    links.set({ apiVersion: 'multicluster.linkerd.io/v1alpha3', kind: 'Link', metadata: { namespace: LINKS, name: east, uid: 'link-uid', resourceVersion: '1' } });
-    return links;
+    const links = new Informer<LinkObject>(rest, { resource: Links, namespace: LINKS, log: logFn(newLogger('silent')) });
+    rest.serve('links', links);
+    rest.add('links', { apiVersion: 'multicluster.linkerd.io/v1alpha3', kind: 'Link', metadata: { namespace: LINKS, name: east, uid: 'link-uid' } });
+    return links.store;
 }
 
 const observed = (o: Partial<LinkStatusSource> = {}): LinkStatusSource => ({
@@ -75,7 +75,7 @@ describe('the Link status reconciler', () => {
         const reconciler = new LinkStatusReconciler((name) => (name === east ? { status, observed: now, stored: () => links.get(LINKS, east) } : undefined));
 
         await reconciler.reconcile(east);
-        assert.deepEqual(rest.writes, ['PATCH links/status']);
+        assert.deepEqual(rest.writes, [`PATCH links/status ${LINKS}/${east}`]);
         const early: LinkStatus | undefined = links.get(LINKS, east)!.status;
         assert.deepEqual(early?.conditions?.map((c) => [c.type, c.status]), [['RemoteCredentialsValid', 'True'], ['RemoteReadable', 'True']]);
         assert.equal(early?.mirrorSummary, undefined, 'no count while the mirrors have not all been synced once');
@@ -117,7 +117,8 @@ describe('the unserved reconciler', () => {
         const log = logFn(newLogger('silent'));
         const services = new Informer<CompactService>(rest, { resource: Services, log });
         const slices = new SliceOwner({ rest, managedBy: MIRROR_SLICE_MANAGED_BY, log });
-        rest.stores.set('endpointslices', slices.informer.store as ObjectStore<KubeObject>);
+        rest.serve('services', services);
+        rest.serve('endpointslices', slices.informer);
         const mirrors = new MirrorSync({
             rest,
             owner: slices,
@@ -129,13 +130,13 @@ describe('the unserved reconciler', () => {
         });
         // Two mirrors of one cluster: one names this Link, the other a Link of another namespace.
         for (const [name, link] of [['web-east', linkKey({ namespace: LINKS, name: east })], ['api-east', linkKey({ namespace: 'elsewhere', name: east })]] as const) {
-            services.store.set({ metadata: { namespace: 'app', name, uid: `${name}-uid`, annotations: { [LINK_ANNOTATION]: link } } } as CompactService);
+            rest.add('services', { metadata: { namespace: 'app', name, uid: `${name}-uid`, annotations: { [LINK_ANNOTATION]: link } } });
             const slice: V1EndpointSlice = {
-                metadata: { namespace: 'app', name: `${name}-1`, resourceVersion: '1', labels: { [LABEL_SERVICE_NAME]: name, [LABEL_MANAGED_BY]: MIRROR_SLICE_MANAGED_BY }, ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: `${name}-uid` }] },
+                metadata: { namespace: 'app', name: `${name}-1`, labels: { [LABEL_SERVICE_NAME]: name, [LABEL_MANAGED_BY]: MIRROR_SLICE_MANAGED_BY }, ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: `${name}-uid` }] },
                 addressType: 'IPv4',
                 endpoints: [{ addresses: ['192.0.2.1'], conditions: { ready: true, serving: true } }],
             };
-            slices.informer.store.set(slice as OwnedSlice);
+            rest.add('endpointslices', slice);
         }
         const events: LinkEvent[] = [];
         const link: UnservedLink = { unservedSince, event: (event) => events.push(event), stored: () => undefined };
@@ -159,13 +160,13 @@ describe('the unserved reconciler', () => {
 
         advance(30_001);
         assert.equal(await reconciler.reconcile(east), undefined);
-        assert.deepEqual(rest.writes, ['PUT endpointslices']);
+        assert.deepEqual(rest.writes, ['PUT endpointslices app/web-east-1']);
         assert.equal(ready('web-east'), false);
         assert.equal(ready('api-east'), true, 'the mirror of a Link of another namespace is that namespace\'s');
         assert.deepEqual(events.map((e) => e.reason), ['MirrorsNotReady']);
 
         await reconciler.reconcile(east);
-        assert.deepEqual(rest.writes, ['PUT endpointslices'], 'nothing left to withdraw: no write');
+        assert.deepEqual(rest.writes, ['PUT endpointslices app/web-east-1'], 'nothing left to withdraw: no write');
         assert.deepEqual(events.map((e) => e.reason), ['MirrorsNotReady'], 'and no Event');
     });
 
