@@ -11,7 +11,7 @@ import type { EventSink } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
 import { OwnWrites } from '../../kube/own-writes.js';
 import type { KubeRest } from '../../kube/rest.js';
-import { collectionPath, objectPath, ServiceExports, ServiceImports } from '../../kube/resources.js';
+import { collectionPath, objectPath, ServiceExports, ServiceImports, Services } from '../../kube/resources.js';
 import type { KubeObject } from '../../kube/store.js';
 import { membersOf, type McsCaches } from './members.js';
 import { conditionsChanged, planImport, type ImportPlan } from './plan-import.js';
@@ -43,6 +43,22 @@ export async function confirmUnexported(deps: McsWriterDeps, namespace: string, 
         throw err;
     }
     throw new StaleCacheError(`ServiceExport ${namespace}/${name} exists but is not in the cache yet: nothing of its import is deleted`);
+}
+
+/**
+ * Before an import is created with the derived Service's ClusterIPs as its `ips`, the apiserver
+ * is asked that this derived Service still exists: the cache may still hold one deleted a moment
+ * ago (the soak saw an import created with such an address, then changed to the new derived
+ * Service's: a ClusterSetIP that changed). Throws StaleCacheError (retried) when it is gone or
+ * was made anew.
+ */
+async function confirmDerived(deps: McsWriterDeps, namespace: string, name: string): Promise<void> {
+    const cached = deps.caches.services.store.get(namespace, derivedServiceName(name));
+    const live = await deps.rest.get<V1Service>(objectPath(Services, namespace, derivedServiceName(name))).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+    });
+    if (!live || live.metadata?.uid !== cached?.metadata?.uid) throw new StaleCacheError(`the derived Service of ${namespace}/${name} is not the one cached yet: its import waits`);
 }
 
 export class ImportReconciler implements Reconciler<string> {
@@ -92,6 +108,7 @@ export class ImportReconciler implements Reconciler<string> {
             log.info({ namespace, name }, 'no cluster exports it any more: ServiceImport deleted');
             return undefined;
         }
+        if (write.action === 'create') await confirmDerived(this.deps, namespace, name);
         const send =
             write.action === 'create'
                 ? () => rest.create<ServiceImport>(collectionPath(ServiceImports, namespace), write.object, QUERY)

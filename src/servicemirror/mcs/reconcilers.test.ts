@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../endpointslice/slice.js';
+import { StaleCacheError } from '../../kube/errors.js';
 import type { EventSink } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import { logFn, newLogger } from '../../kube/log.js';
@@ -17,7 +18,7 @@ import { ClusterSet } from './clusterset.js';
 import { DerivedReconciler } from './derived-reconciler.js';
 import { ImportReconciler } from './import-reconciler.js';
 import type { McsCaches } from './members.js';
-import { MCS_MANAGED_BY, type ServiceExport, type ServiceImport } from './types.js';
+import { derivedServiceName, MCS_MANAGED_BY, type ServiceExport, type ServiceImport } from './types.js';
 
 const NS = 'shop';
 
@@ -82,5 +83,19 @@ describe('the MCS reconcilers', () => {
         await derived.reconcile(`${NS}/hello`);
         await imports.reconcile(`${NS}/hello`);
         assert.deepEqual(rest.writes, []);
+    });
+
+    it('creates no import from a derived Service the cache holds but the apiserver no longer has: its ClusterIP would not last', async () => {
+        const { rest, caches, imports, derived } = setUp();
+        rest.add('services', { metadata: { name: 'hello', namespace: NS, uid: 's' }, spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], ipFamilies: ['IPv4'] } });
+        rest.add('serviceexports', { metadata: { name: 'hello', namespace: NS, uid: 'e', creationTimestamp: '2026-01-01T00:00:00Z', generation: 1 }, spec: {}, status: {} });
+        await derived.reconcile(`${NS}/hello`);
+        const made = caches.services.store.get(NS, derivedServiceName('hello'))!;
+        // Deleted at the apiserver; the cache has not heard yet.
+        rest.remove('services', NS, made.metadata!.name!);
+        caches.services.store.set(made);
+        rest.writes.length = 0;
+        await assert.rejects(imports.reconcile(`${NS}/hello`), StaleCacheError);
+        assert.deepEqual(rest.writes, [], 'no import with the address of a Service that is gone');
     });
 });
