@@ -175,12 +175,17 @@ export class Manager {
         this.opts.logger.info('caches synced');
         this.synced = true;
         if (this.elector) this.startWorking();
-        else this.onStartedLeading();
+        else {
+            this.holdsLease = true;
+            this.startWorking();
+        }
     }
 
+    /** The Lease is won: work starts from lists made since (relistBeforeLeading), unless the first ones are still under way. */
     private onStartedLeading(): void {
         this.holdsLease = true;
-        this.startWorking();
+        if (this.synced) this.relistBeforeLeading();
+        else this.startWorking();
     }
 
     private startWorking(): void {
@@ -199,22 +204,23 @@ export class Manager {
         for (const r of this.runnables) {
             r.stopLeading().catch((err: Error) => this.opts.logger.error({ err, controller: r.name }, 'stopping failed'));
         }
-        if (!this.stopping) this.relistBeforeLeading();
     }
 
     /**
-     * A term is most often lost because the path to the apiserver broke, and a watch on that path
-     * may have missed changes without ending: a next term planned from those caches undid what
-     * others wrote meanwhile (the soak saw a derived Service deleted and remade, its ClusterSetIP
-     * changed). So, as kube-controller-manager starts from fresh lists each term, this replica
-     * leads again only once every cache is listed anew (an optional API's too while it is served;
-     * one whose CRD is missing has nothing to list).
+     * A watch may miss changes without ending (a path that broke and came back, a stalled
+     * connection), and a term planned from such a cache undoes what others wrote meanwhile: the
+     * soak saw a replica that retook its Lease after a cut delete a derived Service (its
+     * ClusterSetIP changed), and a standby that took over delete an import whose exported Service
+     * its cache had missed. So, as kube-controller-manager starts its informers once it holds its
+     * Lease, each term starts from lists made after the Lease was won (an optional API's too while
+     * it is served; one whose CRD is missing has nothing to list). It costs a takeover one list of
+     * each cache.
      */
     private relistBeforeLeading(): void {
         this.synced = false;
         const served = [...this.optionalInformers()].filter((i) => i.hasSynced() && i.problem() === undefined);
         void Promise.all([...this.informers(), ...served].map((i) => i.relist())).then(() => {
-            this.opts.logger.info('caches listed anew after the term ended');
+            this.opts.logger.info('caches listed anew for the new term');
             this.synced = true;
             this.startWorking();
         });
