@@ -220,6 +220,14 @@ describe('the shape of src/', () => {
         assert.deepEqual(guards, []);
     });
 
+    it('leaves subscriptions to the runtime: no controller outside kube/ hands a cache its own handlers', () => {
+        // Controllers watch (Controller.watch, a Source from kube/sources.ts): the runtime then
+        // queues the old and the new object's keys, judges echoes once, replays each term, and
+        // unsubscribes a controller that ends. A handler object passed to on() outside kube/ is a second way.
+        const handlers = files.filter((f) => !f.startsWith('kube/') && !f.endsWith('.test.ts') && /\.on\(\{/.test(code(sources.get(f)!)));
+        assert.deepEqual(handlers, []);
+    });
+
     it('keeps ip/ below endpointslice/: addresses know nothing of slices', () => {
         const upward = files.filter((f) => f.startsWith('ip/')).flatMap((f) => graph.get(f)!.filter((to) => to.startsWith('endpointslice/')).map((to) => `${f} imports ${to}`));
         assert.deepEqual(upward, []);

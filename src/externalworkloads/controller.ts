@@ -13,6 +13,7 @@ import { controllerRateLimiter } from '../kube/ratelimit.js';
 import { ExternalWorkloads, Services } from '../kube/resources.js';
 import { SharedValues } from '../kube/shared-values.js';
 import { SliceOwner } from '../kube/slice-owner.js';
+import type { OwnedSlice } from '../kube/slice-cache.js';
 import { sameButResourceVersion, type KubeObject } from '../kube/store.js';
 import { selectsWorkload } from './desired.js';
 import { HealthCheckMetrics } from './health/metrics.js';
@@ -151,15 +152,15 @@ export class ExternalWorkloadsController implements Runnable {
         // it from some Services to others); changes in a burst share a sync.
         this.controller.watch(this.workloads, (w) => this.servicesSelecting(w), { coalesceMs: this.batchMs });
         // Someone else's edit or delete of our slices is undone (the echoes of our own writes are ignored).
-        const sliceDelay = Math.max(1000, this.batchMs);
-        this.slices.onForeignChange((namespace, service) => this.controller.addAfter(keyOf(namespace, service), sliceDelay));
+        const serviceOf = (slice: OwnedSlice) => {
+            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+            return service ? [keyOf(slice.metadata!.namespace!, service)] : [];
+        };
+        this.controller.watch(this.slices.foreignChanges, serviceOf, { delayMs: Math.max(1000, this.batchMs) });
         // And the Services our slices name start each term: one deleted while no replica led is
         // gone from the cache, and its sync deletes the slices (else they would wait for the
         // resync). Their changes are the foreign ones above, not every echo of our own writes.
-        this.controller.watch(replayOnly(() => this.slices.informer.store.list()), (slice) => {
-            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-            return service ? [keyOf(slice.metadata!.namespace!, service)] : [];
-        });
+        this.controller.watch(replayOnly(() => this.slices.informer.store.list()), serviceOf);
     }
 
     private servicesSelecting(w: CachedWorkload): Key[] {

@@ -6,6 +6,7 @@ import { ApiError, classifyFailure, InvalidError, NotLeaderError, StaleCacheErro
 import type { EventSink } from './events.js';
 import type { InformerHandlers } from './informer.js';
 import { OwnWrites } from './own-writes.js';
+import { SourceSet } from './sources.js';
 import { newLogger } from './log.js';
 import { controllerRateLimiter } from './ratelimit.js';
 import type { KubeObject } from './store.js';
@@ -57,7 +58,11 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 /** A source whose events the test sends itself, holding `held` (what a term starts from). */
 function fakeInformer<T extends KubeObject>(held: T[] = []): { informer: Source<T>; handlers: InformerHandlers<T>[] } {
     const handlers: InformerHandlers<T>[] = [];
-    return { informer: { on: (h: InformerHandlers<T>) => void handlers.push(h), list: () => held }, handlers };
+    const on = (h: InformerHandlers<T>) => {
+        handlers.push(h);
+        return () => void handlers.splice(handlers.indexOf(h), 1);
+    };
+    return { informer: { on, list: () => held }, handlers };
 }
 
 const conflict = () => new ApiError(409, 'Conflict', 'the object has been modified');
@@ -186,6 +191,30 @@ describe('the reconciler runtime', () => {
         await until(async () => (await result('success')) === 1);
         await controller.stop();
         assert.deepEqual([...runs], ['spec']);
+    });
+
+    it('judges an echo only in a watch it has keys in: controllers sharing one OwnWrites over one cache, each its own part', async () => {
+        const own = new OwnWrites();
+        const cache = new SourceSet<KubeObject>();
+        const members = fakeInformer<KubeObject>();
+        cache.set('cache', members.informer);
+        // Two controllers (two Links' mirrors), each watching the objects of its own cluster.
+        const [east, west] = [harness({}), harness({})];
+        const ofCluster = (cluster: string) => (obj: KubeObject) => (obj.metadata?.labels?.cluster === cluster ? [obj.metadata.name!] : []);
+        east.controller.watch(cache, ofCluster('east'), { ownWrites: own });
+        west.controller.watch(cache, ofCluster('west'), { ownWrites: own });
+        east.controller.start();
+        west.controller.start();
+        const object = (name: string, cluster: string, resourceVersion: string): KubeObject => ({ metadata: { namespace: 'ns', name, resourceVersion, labels: { cluster } } });
+        // West sees east's echo first (it registered later, but has no key in it): the echo stays east's to judge.
+        await own.write('ns', 'ours', async () => object('ours', 'east', '7'));
+        const tell = (o: KubeObject) => [...members.handlers].reverse().forEach((h) => h.add?.(o));
+        tell(object('ours', 'east', '7'));
+        tell(object('theirs', 'west', '3'));
+        await until(async () => (await west.result('success')) === 1);
+        await Promise.all([east.controller.close(), west.controller.close()]);
+        assert.deepEqual([east.runs, west.runs], [[], ['theirs']]);
+        assert.equal(members.handlers.length, 0, 'closed controllers hold no subscription');
     });
 
     it('resyncs the keys a change of a resync source selects, and only while leading', async () => {

@@ -58,7 +58,8 @@ export interface ControllerOptions<K extends string> {
  * the watch's keysOf at the start of each term and at every resync.
  */
 export interface Source<T> {
-    on(handlers: InformerHandlers<T>): void;
+    /** Tells `handlers` every change; may return what stops that (Controller.close calls it). */
+    on(handlers: InformerHandlers<T>): (() => void) | void;
     list(): Iterable<T>;
 }
 
@@ -70,8 +71,14 @@ export interface WatchOptions<T> {
     coalesceMs?: number;
     /** Whether an update matters to this controller (a named spec-changed predicate); default: every update. */
     changed?: (old: T, obj: T) => boolean;
-    /** The controller's own writes of this kind: their echoes queue nothing (own-writes.ts). */
+    /**
+     * The controller's own writes of this kind: their echoes queue nothing (own-writes.ts). An
+     * event is judged only by a watch it has keys in, so several controllers may share one
+     * OwnWrites over one cache, each watching its own part of it (the Links' mirrors).
+     */
     ownWrites?: OwnWrites;
+    /** Each change is queued after this delay (a burst of edits to undo is one run), not at once. */
+    delayMs?: number;
 }
 
 /**
@@ -93,6 +100,8 @@ export class Controller<K extends string> {
     private readonly conflicted = new Set<K>();
     /** Every key the watched sources map their contents to now, one function per watch. */
     private readonly replays: (() => Iterable<K>)[] = [];
+    /** What ends each subscription to a source (close). */
+    private readonly unsubscribes: (() => void)[] = [];
     private stopResync: (() => void) | undefined;
 
     constructor(private readonly opts: ControllerOptions<K>) {
@@ -116,28 +125,43 @@ export class Controller<K extends string> {
     watch<T>(from: Source<T>, keysOf: (obj: T) => Iterable<K>, options?: WatchOptions<T>): void;
     watch<T>(from: Informer<T & KubeObject> | Source<T>, keysOf: (obj: T) => Iterable<K>, options: WatchOptions<T> = {}): void {
         const source = asSource<T>(from);
-        const coalesceMs = options.coalesceMs ?? 0;
-        const own = options.ownWrites;
-        const enqueue = (...objects: T[]) => {
-            if (!this.queue.active) return;
+        const { coalesceMs = 0, delayMs = 0, ownWrites: own, changed } = options;
+        const keysFor = (...objects: T[]) => {
             const keys = new Set<K>();
             for (const obj of objects) for (const key of keysOf(obj)) keys.add(key);
+            return keys;
+        };
+        const enqueue = (keys: Set<K>) => {
+            if (!this.queue.active) return;
             for (const key of keys) {
-                if (coalesceMs > 0) this.queue.addCoalesced(key, coalesceMs);
+                if (delayMs > 0) this.queue.addAfter(key, delayMs);
+                else if (coalesceMs > 0) this.queue.addCoalesced(key, coalesceMs);
                 else this.queue.add(key);
             }
         };
-        const changed = (old: T, obj: T) => {
-            if (!options.changed || options.changed(old, obj)) enqueue(old, obj);
+        // The keys first: an event with none here is another watch's to judge (ownWrites).
+        const whenForeign = (obj: T, keys: Set<K>, then: () => void) => {
+            if (keys.size === 0) return;
+            if (own) own.seen(obj as Written, then);
+            else then();
         };
-        source.on({
-            add: (obj) => (own ? own.seen(obj as Written, () => enqueue(obj)) : enqueue(obj)),
-            update: (old, obj) => (own ? own.seen(obj as Written, () => changed(old, obj)) : changed(old, obj)),
+        const unsubscribe = source.on({
+            add: (obj) => {
+                if (!this.queue.active) return;
+                const keys = keysFor(obj);
+                whenForeign(obj, keys, () => enqueue(keys));
+            },
+            update: (old, obj) => {
+                if (!this.queue.active) return;
+                const keys = keysFor(old, obj);
+                whenForeign(obj, keys, () => (!changed || changed(old, obj)) && enqueue(keys));
+            },
             delete: (obj) => {
                 own?.forget(obj as Written);
-                enqueue(obj);
+                if (this.queue.active) enqueue(keysFor(obj));
             },
         });
+        if (unsubscribe) this.unsubscribes.push(unsubscribe);
         this.replays.push(function* () {
             for (const obj of source.list()) yield* keysOf(obj);
         });
@@ -152,7 +176,8 @@ export class Controller<K extends string> {
     resyncOn<T>(from: Source<T>, which?: (obj: T, key: K) => boolean): void;
     resyncOn<T>(from: Informer<T & KubeObject> | Source<T>, which?: (obj: T, key: K) => boolean): void {
         const resync = (obj: T) => this.resync(which && ((key) => which(obj, key)));
-        asSource<T>(from).on({ add: resync, update: (_, obj) => resync(obj), delete: resync });
+        const unsubscribe = asSource<T>(from).on({ add: resync, update: (_, obj) => resync(obj), delete: resync });
+        if (unsubscribe) this.unsubscribes.push(unsubscribe);
     }
 
     /** Every key the watched sources map to now (the start of a term, a resync). */
@@ -202,6 +227,12 @@ export class Controller<K extends string> {
         this.stopResync?.();
         this.stopResync = undefined;
         return this.queue.stop();
+    }
+
+    /** The controller is done for good (it lives shorter than its sources): its term ends and nothing it watched tells it more. */
+    close(): Promise<void> {
+        for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+        return this.stop();
     }
 
     private async run(key: K): Promise<void> {

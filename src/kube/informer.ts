@@ -55,8 +55,13 @@ export class Informer<T extends KubeObject> {
         this.reflector = new Reflector(rest, opts, this.reflectorStore(), this.stats);
     }
 
-    on(handlers: InformerHandlers<T>): void {
+    /** Tells `handlers` every change from now on; the function returned stops that (a subscriber that lives shorter than the cache). */
+    on(handlers: InformerHandlers<T>): () => void {
         this.handlers.push(handlers);
+        return () => {
+            const at = this.handlers.indexOf(handlers);
+            if (at >= 0) this.handlers.splice(at, 1);
+        };
     }
 
     hasSynced(): boolean {

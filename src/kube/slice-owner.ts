@@ -8,7 +8,8 @@ import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/slice.js'
 import { SliceTracker } from '../endpointslice/tracker.js';
 import { writesPlan } from '../endpointslice/reconciler.js';
 import type { SlicePlan } from '../endpointslice/types.js';
-import { Informer } from './informer.js';
+import type { Source } from './controller.js';
+import { Informer, type InformerHandlers } from './informer.js';
 import type { LogFn } from './log.js';
 import type { KubeRest } from './rest.js';
 import { EndpointSlices } from './resources.js';
@@ -57,35 +58,44 @@ export class SliceOwner {
             fieldManager: opts.managedBy,
             sliceWrites: opts.sliceWrites,
         });
+        this.judgeForeignChanges();
     }
 
     /**
-     * Calls `changed` with the Service of each slice someone else created, edited or deleted
-     * (both Services when an edit moved a slice between them): those are to be undone. The
-     * events of our own writes are recognised and ignored.
+     * The slices someone else created, edited or deleted, as a source controllers watch (keyed
+     * by the slice's Service): those are to be undone. It replays nothing: the Services whose
+     * slices these are start each term through their own sources.
      */
-    onForeignChange(changed: (namespace: string, service: string, slice: OwnedSlice) => void): void {
-        const tell = (slice: OwnedSlice) => {
-            const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-            if (service) changed(slice.metadata!.namespace!, service, slice);
-        };
+    readonly foreignChanges: Source<OwnedSlice> = {
+        on: (handlers) => {
+            this.foreignHandlers.add(handlers);
+            return () => this.foreignHandlers.delete(handlers);
+        },
+        list: () => [],
+    };
+
+    private readonly foreignHandlers = new Set<InformerHandlers<OwnedSlice>>();
+
+    /**
+     * Tells foreignChanges' watchers what is not the echo of our own writes, judged here once
+     * however many watch (the tracker forgets a slice as it judges its delete). An edit that
+     * moved a slice between Services is told as an update: a watch queues both.
+     */
+    private judgeForeignChanges(): void {
         const serviceOf = (slice: OwnedSlice) => slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+        const tell = (call: (h: InformerHandlers<OwnedSlice>) => void) => this.foreignHandlers.forEach(call);
         // An event that comes while its Service's slices are being written may be the echo of
         // that write: judged once the tracker has the write's response.
         const judged = (slice: OwnedSlice, judge: () => void) => {
             if (!this.writer.inFlight.hold(serviceKeyOf(slice), judge)) judge();
         };
         this.informer.on({
-            add: (slice) => judged(slice, () => this.tracker.shouldSync(slice) && tell(slice)),
+            add: (slice) => judged(slice, () => this.tracker.shouldSync(slice) && tell((h) => h.add?.(slice))),
             update: (old, slice) => {
-                if (serviceOf(old) !== serviceOf(slice)) {
-                    tell(old);
-                    tell(slice);
-                    return;
-                }
-                judged(slice, () => this.tracker.shouldSync(slice) && tell(slice));
+                if (serviceOf(old) !== serviceOf(slice)) tell((h) => h.update?.(old, slice));
+                else judged(slice, () => this.tracker.shouldSync(slice) && tell((h) => h.update?.(old, slice)));
             },
-            delete: (slice) => judged(slice, () => !this.tracker.handleDeletion(slice) && tell(slice)),
+            delete: (slice) => judged(slice, () => !this.tracker.handleDeletion(slice) && tell((h) => h.delete?.(slice))),
         });
     }
 

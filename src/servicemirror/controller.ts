@@ -5,11 +5,12 @@
 // cluster-name label, or resolve names itself (src/dns/ does). The pure core is link.ts,
 // mirror.ts, endpoints.ts and status.ts.
 //
-// This top level holds the caches, the writers and the terms, and routes events to the
-// reconcilers: the Links' (link-reconciler.ts, on its queue of Link names: it starts, changes
+// This top level holds the caches (the remote clusters' changes among them, one SourceSet each
+// Link adds its remote to), the writers and the terms, and builds the reconcilers, each watching
+// what it needs: the Links' (link-reconciler.ts, on its queue of Link names: it starts, changes
 // or stops each Link's controller, link-controller.ts, and decides what spans Links), each
 // Link's mirrors (link-mirrors.ts, a queue per Link), the Links' status and unserved work
-// (link-work.ts), and the federated Services (federation-controller.ts).
+// (link-work.ts), the federated Services (federation-controller.ts) and MCS (mcs/).
 import { DEFAULT_DNS_POLICY, type DnsPolicy } from '../dns/name-state.js';
 import { Informer } from '../kube/informer.js';
 import { Controller } from '../kube/controller.js';
@@ -29,7 +30,8 @@ import { LinkReconciler } from './link-reconciler.js';
 import { FederationController } from './federation-controller.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, MIRRORED_SERVICE_LABEL, parseLinkKey } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
-import { ClusterSet } from './mcs/clusterset.js';
+import { ClusterSet, type RemoteObjectRef } from './mcs/clusterset.js';
+import { SourceSet } from '../kube/sources.js';
 import { McsController } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
@@ -90,6 +92,8 @@ export class ServiceMirrorController implements Runnable {
     private readonly linkWork: LinkWork;
     private readonly log: Logger;
     private readonly queue: Controller<LinkName>;
+    /** What changes in the remote clusters, each Link's while its remote watch runs: the mirrors, federation and MCS watch it. */
+    private readonly remoteChanges = new SourceSet<RemoteObjectRef>();
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
@@ -140,7 +144,10 @@ export class ServiceMirrorController implements Runnable {
         this.informers = [this.links, this.services, this.slices.informer, this.namespaces, this.secrets, ...(this.localMembers ? [this.localMembers] : [])];
         const mcs = opts.mcs;
         this.clusterSet = mcs
-            ? new ClusterSet(() => this.links.store.list().map((obj) => ({ link: obj.metadata!.name!, cluster: typeof obj.spec?.targetClusterName === 'string' ? obj.spec.targetClusterName : '' })))
+            ? new ClusterSet(
+                  () => this.links.store.list().map((obj) => ({ link: obj.metadata!.name!, cluster: typeof obj.spec?.targetClusterName === 'string' ? obj.spec.targetClusterName : '' })),
+                  this.remoteChanges,
+              )
             : undefined;
         this.mcs =
             mcs && this.clusterSet
@@ -173,6 +180,8 @@ export class ServiceMirrorController implements Runnable {
             namespace: opts.namespace,
             links: this.links,
             remoteOf: (link) => this.linkReconciler.controllers.get(link)?.readableRemote,
+            remoteChanges: this.remoteChanges,
+            servedLink: (link) => this.linkReconciler.controllers.get(link)?.servedLink,
             services: this.services,
             localMembers: this.localMembers,
             excludedLabels: local?.excludedLabels ?? [],
@@ -195,13 +204,16 @@ export class ServiceMirrorController implements Runnable {
             unserved: this.linkWork.unserved,
             links: this.links.store,
             secrets: this.secrets.store,
-            localMirrors: this.services.store,
+            localMirrors: this.services,
+            mirrorSlices: this.slices.foreignChanges,
+            namespaces: this.namespaces,
             mirrors: this.mirrors,
             metrics: this.metrics,
             logger: this.log,
             policy: this.policy,
             federation: this.federation,
             clusterSet: this.clusterSet,
+            remoteChanges: this.remoteChanges,
         };
         this.linkReconciler = new LinkReconciler(this.linkOptions, this.log);
         this.watch();
@@ -217,6 +229,7 @@ export class ServiceMirrorController implements Runnable {
         return this.linkReconciler.controllers.get(link)?.remoteWatch;
     }
 
+    /** The Links' own sources; each Link's mirrors watch their part of our mirrors, their slices, the namespaces and the remotes (link-mirrors.ts). */
     private watch(): void {
         const name = (obj: KubeObject) => [obj.metadata!.name! as LinkName];
         // Status writes (ours included) come back as updates: only a spec change matters.
@@ -225,34 +238,6 @@ export class ServiceMirrorController implements Runnable {
         this.queue.watch(this.secrets, (secret) => this.linksUsing(secret.metadata?.name));
         // Links deleted while no replica led: their mirrors still name them, and a term starts from them.
         this.queue.watch(this.services, (svc) => this.goneLinkOf(svc));
-
-        // Our mirrors and their slices: someone else's edit or delete is undone by the sync
-        // of their remote Service. Slice edits wait a little: a burst of them is one sync.
-        const mirrorChanged = (obj: KubeObject, name: string, delayMs = 0) => {
-            const cluster = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
-            if (cluster) this.servingCluster(cluster)?.mirrors.enqueueLocal(cluster, obj.metadata!.namespace!, name, obj.metadata?.labels, delayMs);
-        };
-        // The event of our own create or update shows what its sync decided: nothing to undo.
-        const service = (svc: KubeObject) => this.mirrors.ownWrites.seen(svc, () => mirrorChanged(svc, svc.metadata!.name!));
-        // An edited cluster label: the mirror is looked at by the Link of the cluster it named too.
-        const updated = (old: KubeObject, svc: KubeObject) =>
-            this.mirrors.ownWrites.seen(svc, () => {
-                if (old.metadata?.labels?.[CLUSTER_NAME_LABEL] !== svc.metadata?.labels?.[CLUSTER_NAME_LABEL]) mirrorChanged(old, old.metadata!.name!);
-                mirrorChanged(svc, svc.metadata!.name!);
-            });
-        const deleted = (svc: KubeObject) => {
-            this.mirrors.ownWrites.forget(svc);
-            mirrorChanged(svc, svc.metadata!.name!);
-        };
-        this.services.on({ add: service, update: updated, delete: deleted });
-        this.slices.onForeignChange((_namespace, service, slice) => mirrorChanged(slice, service, 500));
-
-        // A mirror skipped for want of its namespace is created once the namespace appears.
-        this.namespaces.on({
-            add: (ns) => {
-                this.linkReconciler.controllers.forEach((c) => c.mirrors.enqueueNamespace(ns.metadata!.name!));
-            },
-        });
     }
 
     /** The Links whose credentials are this Secret. */

@@ -4,7 +4,7 @@
 // someone editing `<name>-federated` queues it. Like every queue of the service mirror, it
 // exists while the replica leads.
 import type { Informer } from '../kube/informer.js';
-import { Controller } from '../kube/controller.js';
+import { Controller, type Source } from '../kube/controller.js';
 import type { EventSink } from '../kube/events.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
@@ -14,7 +14,7 @@ import type { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { federatedMemberName, isFederatedService } from './plan/federated.js';
 import type { LinkEvent } from './link/gateway-events.js';
 import type { Link } from './api/link.js';
-import type { RemoteCluster } from './mcs/clusterset.js';
+import type { RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
 import { isEmptySelector, matchesSelector } from './api/selector.js';
 import { FederatedSync, type FederatedSyncDeps, type FederationLink } from './write/sync-federated.js';
 
@@ -29,6 +29,10 @@ export interface FederationDeps {
     links: Informer<KubeObject>;
     /** The remote of a Link, when it is served and its caches have synced. */
     remoteOf: (link: string) => RemoteCluster | undefined;
+    /** What changes in the Links' remote clusters. */
+    remoteChanges: Source<RemoteObjectRef>;
+    /** A Link as parsed while its remote watch runs. */
+    servedLink: (link: string) => Link | undefined;
     /** Our mirror Services (mirrored-service=true), federated ones among them. */
     services: Informer<CompactService>;
     /** Local Services the local federated selector selects; absent when local membership is off. */
@@ -82,6 +86,11 @@ export class FederationController {
         // at the start of a term, and what linkReady and linkStopped queue again.
         this.queue.watch(deps.services, federatedKeys);
         if (members) this.queue.watch(members, (svc) => [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)]);
+        // A remote member changed: its federated Service, when the Link federates by selector or it is already federated.
+        this.queue.watch(deps.remoteChanges, ({ link, kind, namespace, name }) => {
+            const served = kind === 'export' ? undefined : deps.servedLink(link);
+            return served && (!isEmptySelector(served.spec.federatedServiceSelector) || deps.services.store.get(namespace, `${name}-federated`)) ? [federatedKey(namespace, name)] : [];
+        });
     }
 
     start(): void {
@@ -90,13 +99,6 @@ export class FederationController {
 
     async stop(): Promise<void> {
         await this.queue.stop();
-    }
-
-    /** A remote Service of this Link changed. */
-    remoteChanged(link: Link, namespace: string, name: string): void {
-        if (!isEmptySelector(link.spec.federatedServiceSelector) || this.deps.services.store.get(namespace, `${name}-federated`)) {
-            this.queue.add(federatedKey(namespace, name));
-        }
     }
 
     /** A Link's remote caches can be read now: its members, and every federated Service (it may have left some). */

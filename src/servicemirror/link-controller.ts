@@ -25,7 +25,7 @@ import { LinkGateway } from './link/link-gateway.js';
 import { LinkSetupError, REMOTE_OBJECT_MAX_BYTES, RemoteWatch } from './link/remote-watch.js';
 import type { CredentialsProblem } from './link/credentials.js';
 import { systemClock } from '../time/clock.js';
-import type { RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
+import type { RemoteCluster } from './mcs/clusterset.js';
 import { LinkMirrors } from './link-mirrors.js';
 import { DEFAULT_LINK_RETRY_MS, DEFAULT_STATUS_DELAY_MS, type LinkConfig, type LinkName, type LinkObject, type LinkOptions } from './link-options.js';
 
@@ -85,6 +85,7 @@ export class LinkController {
             opts,
             name,
             remote: () => this.readableRemote,
+            watched: () => this.remote && this.link && { link: this.link, services: this.remote.services.store },
             status: this.status,
             statusChanged: (now) => this.statusChanged(now),
             stored: () => this.stored(),
@@ -101,6 +102,11 @@ export class LinkController {
     /** The cluster whose mirrors this controller serves now (its remote watch runs). */
     get servedCluster(): string | undefined {
         return this.remote ? this.link?.spec.targetClusterName : undefined;
+    }
+
+    /** The Link as parsed while its remote watch runs: what its remote's changes are read with. */
+    get servedLink(): Link | undefined {
+        return this.remote ? this.link : undefined;
     }
 
     get remoteWatch(): RemoteWatch | undefined {
@@ -206,6 +212,8 @@ export class LinkController {
             this.event({ type: 'Warning', reason, message });
             return retry;
         }
+        // Its changes reach whoever watches the remotes (the mirrors, federation, MCS) from now until it stops.
+        this.opts.remoteChanges.set(this.name, this.remote.changes);
         this.credentials = null;
         this.unservedAt = undefined; // a withdrawal still queued finds nothing to do
         this.opts.metrics.remoteWatches.inc();
@@ -225,13 +233,6 @@ export class LinkController {
 
     private remoteHooks() {
         return {
-            serviceChanged: (namespace: string, name: string, what: RemoteObjectRef['kind']) => {
-                const [link, remote] = [this.link, this.remote];
-                this.mirrors.remoteChanged(link && remote && { link, services: remote.services.store }, namespace, name);
-                if (link) this.opts.federation?.remoteChanged(link, namespace, name);
-                this.remoteObjectChanged(namespace, name, what);
-            },
-            exportChanged: (namespace: string, name: string) => this.remoteObjectChanged(namespace, name, 'export'),
             exportsSynced: () => this.publishRemote(),
             synced: () => {
                 this.opts.metrics.remoteReadable.set(this.labels(), this.remote?.health?.readable === false ? 0 : 1);
@@ -279,11 +280,6 @@ export class LinkController {
         this.opts.clusterSet?.publish(this.name, this.readableRemote);
     }
 
-    private remoteObjectChanged(namespace: string, name: string, kind: RemoteObjectRef['kind']): void {
-        const cluster = this.link?.spec.targetClusterName;
-        if (cluster) this.opts.clusterSet?.changed({ cluster, namespace, name, kind });
-    }
-
     private maybeReady(): void {
         if (this.toldReady || !this.ready) return;
         this.toldReady = true;
@@ -325,6 +321,7 @@ export class LinkController {
         const remote = this.remote;
         if (!remote) return;
         this.remote = undefined;
+        this.opts.remoteChanges.remove(this.name);
         this.toldReady = false;
         this.mirrors.reset();
         this.opts.metrics.remoteWatches.dec();

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { Informer } from '../kube/informer.js';
+import { Informer, type InformerHandlers } from '../kube/informer.js';
+import { SourceSet } from '../kube/sources.js';
 import { logFn, newLogger } from '../kube/log.js';
 import { Namespaces, Services } from '../kube/resources.js';
 import { SliceOwner } from '../kube/slice-owner.js';
@@ -22,7 +23,7 @@ import { LinkStatusBook } from './link/link-status.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
 import { LinkMirrors } from './link-mirrors.js';
 import type { LinkOptions } from './link-options.js';
-import type { RemoteCluster } from './mcs/clusterset.js';
+import type { RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
 import { MirrorSync } from './write/mirror-sync.js';
 
 const NS = 'app';
@@ -78,12 +79,18 @@ function setUp(maxMirrorsPerLink: number) {
     });
     const asked: boolean[] = [];
     const config = { queueMetrics: new WorkQueueMetrics(new Registry(), 'test'), events: { record: () => undefined }, maxMirrorsPerLink };
-    const opts = { config, localMirrors: services.store, mirrors, metrics } as unknown as LinkOptions;
+    // The remote's changes, as its watch tells them (link/remote-watch.ts).
+    const remoteChanges = new SourceSet<RemoteObjectRef>();
+    const told: InformerHandlers<RemoteObjectRef>[] = [];
+    remoteChanges.set(link.metadata.name, { on: (handlers) => void told.push(handlers), list: () => [] });
+    const remoteDeleted = (name: string) => told.forEach((h) => h.delete?.({ link: link.metadata.name, cluster: 'remote', namespace: NS, name, kind: 'service' }));
+    const opts = { config, localMirrors: services, mirrorSlices: slices.foreignChanges, namespaces, remoteChanges, mirrors, metrics } as unknown as LinkOptions;
     let remote: RemoteCluster | undefined;
     const linkMirrors = new LinkMirrors({
         opts,
         name: link.metadata.name,
         remote: () => remote,
+        watched: () => remote,
         status,
         statusChanged: (now) => asked.push(now),
         stored: () => undefined,
@@ -99,7 +106,7 @@ function setUp(maxMirrorsPerLink: number) {
         admitted: (namespace, name) => linkMirrors.admitted(namespace, name),
     };
     const mirror = (name: string) => services.store.get(NS, `${name}-remote`);
-    return { rest, remote, remoteServices, status, asked, linkMirrors, mirror, slices };
+    return { rest, remote, remoteServices, remoteDeleted, status, asked, linkMirrors, mirror, slices };
 }
 
 describe('the mirrors of a Link', () => {
@@ -119,16 +126,41 @@ describe('the mirrors of a Link', () => {
     });
 
     it('move the limit on when an admitted export goes: its mirror is deleted, the next one mirrored', async () => {
-        const { rest, remote, remoteServices, status, linkMirrors, mirror } = setUp(1);
+        const { rest, remote, remoteServices, remoteDeleted, status, linkMirrors, mirror } = setUp(1);
         linkMirrors.enqueue(remote, true);
         await until(() => linkMirrors.converged);
         rest.writes.length = 0;
 
         remoteServices.delete(remoteServices.get(NS, 'web')!);
-        linkMirrors.remoteChanged(remote, NS, 'web');
+        remoteDeleted('web');
         await until(() => mirror('late') !== undefined && mirror('web') === undefined && status.mirrored === 1);
         await until(() => rest.writes.length >= 4);
         assert.deepEqual(kinds(rest.writes).sort(), ['DELETE endpointslices', 'DELETE services', 'POST endpointslices', 'POST services']);
         await linkMirrors.stop();
+    });
+    it('undo what someone else does to their mirrors, let their own writes pass, and watch nothing once stopped', async () => {
+        const { rest, remote, linkMirrors, mirror, slices } = setUp(2);
+        linkMirrors.enqueue(remote, true);
+        await until(() => linkMirrors.converged && mirror('late') !== undefined);
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+        await settle();
+        rest.writes.length = 0;
+
+        rest.remove('services', NS, 'web-remote');
+        await until(() => mirror('web') !== undefined);
+        await settle();
+        // A new uid: the slices of the old one are replaced. Once: the echoes of these writes queue nothing.
+        assert.deepEqual(kinds(rest.writes), ['POST services', 'POST endpointslices', 'DELETE endpointslices']);
+
+        rest.writes.length = 0;
+        const [slice] = slices.slicesOf(NS, 'late-remote');
+        rest.remove('endpointslices', NS, slice!.metadata!.name!);
+        await until(() => slices.slicesOf(NS, 'late-remote').length === 1);
+        assert.deepEqual(kinds(rest.writes), ['POST endpointslices']);
+
+        await linkMirrors.stop();
+        rest.remove('services', NS, 'web-remote');
+        await settle();
+        assert.equal(mirror('web'), undefined, 'a stopped Link watches no more');
     });
 });

@@ -9,6 +9,7 @@ import { Controller, replayOnly, type Reconciler } from '../kube/controller.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
 import type { KubeObject } from '../kube/store.js';
+import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { CLUSTER_NAME_LABEL } from './api/keys.js';
 import type { LinkStatusBook } from './link/link-status.js';
 import type { RemoteCluster } from './mcs/clusterset.js';
@@ -35,6 +36,8 @@ export interface LinkMirrorsDeps {
     name: string;
     /** The Link's remote once it can be trusted, else undefined: nothing is planned before. */
     remote: () => RemoteCluster | undefined;
+    /** The Link as parsed and its remote's Services while its remote watch runs (ready or not). */
+    watched: () => Pick<RemoteCluster, 'link' | 'services'> | undefined;
     /** Where each sync's outcome is recorded. */
     status: LinkStatusBook;
     /** The Link status is to be written: at once (`now`), or within the status delay. */
@@ -72,7 +75,33 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
         });
         // Every mirror of the Link again at each resync (its changes are queued as they come).
         this.queue.watch(replayOnly(() => this.mirrorKeys()), (key) => [key]);
+        // A remote Service that changed, or one of its slices: its mirror, and the mirrors of the
+        // others whose admission changed with it (the mirror limit is an index of the remote's
+        // exports, kept here as they change, before any reader of `admitted` runs).
+        this.queue.watch(deps.opts.remoteChanges, (ref) => (ref.link === deps.name && ref.kind !== 'export' ? this.ranked(ref.namespace, ref.name) : []));
+        this.watchLocal();
         this.queue.start(); // its life is a term
+    }
+
+    /**
+     * The local side of the Link's cluster: someone else's edit or delete of a mirror or its
+     * slices is undone by the sync of its remote Service (slice edits wait a little: a burst of
+     * them is one sync); an edited cluster label brings the mirror to the Link of each cluster it
+     * named (the update's old and new keys). The event of our own write shows what its sync
+     * decided: nothing to undo. A namespace created lets the mirrors skipped for want of it be made.
+     */
+    private watchLocal(): void {
+        const { localMirrors, mirrorSlices, namespaces, mirrors } = this.deps.opts;
+        const ofCluster = (obj: KubeObject, name: string | undefined): MirrorKey[] => {
+            const cluster = this.deps.watched()?.link.spec.targetClusterName;
+            if (!cluster || !name || obj.metadata?.labels?.[CLUSTER_NAME_LABEL] !== cluster) return [];
+            const remote = mirroredRemoteName(name, obj.metadata?.labels, cluster);
+            return remote ? [mirrorKey(obj.metadata!.namespace!, remote)] : [];
+        };
+        this.queue.watch(localMirrors, (svc) => ofCluster(svc, svc.metadata?.name), { ownWrites: mirrors.ownWrites });
+        this.queue.watch(mirrorSlices, (slice) => ofCluster(slice, slice.metadata?.labels?.[LABEL_SERVICE_NAME]), { delayMs: 500 });
+        // A namespace going away deletes its mirrors: nothing to make.
+        this.queue.watch(namespaces, (ns) => (ns.metadata?.deletionTimestamp ? [] : this.namespaceKeys(ns.metadata!.name!)), { changed: () => false });
     }
 
     /** Every remote Service of the Link and every local mirror of its cluster: what a full convergence syncs. */
@@ -81,7 +110,7 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
         if (!remote) return keys;
         for (const svc of remote.services.list()) keys.add(mirrorKey(svc.metadata!.namespace!, svc.metadata!.name!));
         const cluster = remote.link.spec.targetClusterName;
-        for (const local of this.deps.opts.localMirrors.byLabel(CLUSTER_NAME_LABEL, cluster)) {
+        for (const local of this.deps.opts.localMirrors.store.byLabel(CLUSTER_NAME_LABEL, cluster)) {
             const name = mirroredRemoteName(local.metadata!.name!, local.metadata?.labels, cluster);
             if (name) keys.add(mirrorKey(local.metadata!.namespace!, name));
         }
@@ -109,18 +138,18 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
     }
 
     /**
-     * A remote Service changed: its mirror, and once the remote watch runs (`remote`), its place
-     * among the exports the mirror limit admits and the mirrors of the others whose admission
-     * changed with it.
+     * The mirror of a remote Service that changed and, its place among the exports the mirror
+     * limit admits set anew, the mirrors of the others whose admission changed with it.
      */
-    remoteChanged(remote: Pick<RemoteCluster, 'link' | 'services'> | undefined, namespace: string, name: string): void {
-        if (remote) {
-            const wasReached = this.limit.reached;
-            const svc = remote.services.get(namespace, name);
-            for (const other of this.limit.set(mirrorKey(namespace, name), svc && exportRank(svc, remote.link))) this.queue.add(other as MirrorKey);
-            if (wasReached || this.limit.reached) this.deps.statusChanged(false);
-        }
-        this.queue.add(mirrorKey(namespace, name));
+    private ranked(namespace: string, name: string): MirrorKey[] {
+        const key = mirrorKey(namespace, name);
+        const watched = this.deps.watched();
+        if (!watched) return [key];
+        const wasReached = this.limit.reached;
+        const svc = watched.services.get(namespace, name);
+        const others = this.limit.set(key, svc && exportRank(svc, watched.link)) as MirrorKey[];
+        if (wasReached || this.limit.reached) this.deps.statusChanged(false);
+        return [key, ...others];
     }
 
     /**
@@ -147,15 +176,9 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
         this.converging = queued.size > 0 ? queued : undefined;
     }
 
-    /** Queues the mirror of the remote Service that the local mirror `name` (with these labels) of `cluster` stands for. */
-    enqueueLocal(cluster: string, namespace: string, name: string, labels: Record<string, string> | undefined, delayMs: number): void {
-        const remote = mirroredRemoteName(name, labels, cluster);
-        if (remote) this.queue.addAfter(mirrorKey(namespace, remote), delayMs);
-    }
-
-    /** Queues the mirrors of one namespace (it was just created). */
-    enqueueNamespace(namespace: string): void {
-        for (const svc of this.deps.remote()?.services.list(namespace) ?? []) this.queue.add(mirrorKey(namespace, svc.metadata!.name!));
+    /** The mirrors of one namespace. */
+    private namespaceKeys(namespace: string): MirrorKey[] {
+        return (this.deps.remote()?.services.list(namespace) ?? []).map((svc) => mirrorKey(namespace, svc.metadata!.name!));
     }
 
     /** Throws to be retried; a NotLeaderError too, in case the late renew succeeds (a lost term stops this controller). */
@@ -185,9 +208,9 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
         this.deps.statusChanged(true);
     }
 
-    /** Stops the work in hand. */
+    /** Stops the work in hand, and the watches: the caches outlive the Link's controller. */
     stop(): Promise<void> {
-        return this.queue.stop();
+        return this.queue.close();
     }
 
     /** The Link is gone: its queue's series go too (else they stay for the next term, counting on: no reset at each failover). */

@@ -4,7 +4,9 @@
 // on which each Link's controller puts its own name.
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { DnsPolicy } from '../dns/name-state.js';
-import type { Controller } from '../kube/controller.js';
+import type { Controller, Source } from '../kube/controller.js';
+import type { Informer } from '../kube/informer.js';
+import type { OwnedSlice } from '../kube/slice-cache.js';
 import type { Logger } from '../kube/log.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { KubeObject, ObjectStore } from '../kube/store.js';
@@ -17,7 +19,8 @@ import type { MirrorSync } from './write/mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
-import type { ClusterSet } from './mcs/clusterset.js';
+import type { ClusterSet, RemoteObjectRef } from './mcs/clusterset.js';
+import type { SourceSet } from '../kube/sources.js';
 
 /** The name of a Link of the service mirror's namespace: the key of the Links' reconciler and of the Link-wide work. */
 export type LinkName = string & { readonly linkName: unique symbol };
@@ -69,8 +72,14 @@ export interface LinkOptions {
     links: ObjectStore<LinkObject>;
     /** The credentials Secrets as cached: a new resourceVersion is new credentials. */
     secrets: ObjectStore<KubeObject>;
-    /** The local mirror Services, indexed by cluster name: those whose remote Service is gone converge too. */
-    localMirrors: ObjectStore<CompactService>;
+    /**
+     * The local mirror Services (indexed by cluster name: those whose remote Service is gone
+     * converge too), their slices as edited by others, and the namespaces: each Link's mirrors
+     * watch their own cluster's part.
+     */
+    localMirrors: Informer<CompactService>;
+    mirrorSlices: Source<OwnedSlice>;
+    namespaces: Informer<KubeObject>;
     mirrors: MirrorSync;
     metrics: ServiceMirrorMetrics;
     logger: Logger;
@@ -80,8 +89,10 @@ export interface LinkOptions {
     status: LinkQueue;
     /** The withdrawal of the readiness of a Link's mirrors once it has not been served for the stale window. */
     unserved: LinkQueue;
-    /** Told of each Link's remote Services: federated Services span Links. */
-    federation?: Pick<FederationController, 'remoteChanged' | 'linkReady' | 'linkStopped'>;
+    /** What changes in the remote clusters: each Link's controller adds its remote's while its watch runs. */
+    remoteChanges: SourceSet<RemoteObjectRef>;
+    /** Told when a Link's remote becomes readable or stops: federated Services span Links. */
+    federation?: Pick<FederationController, 'linkReady' | 'linkStopped'>;
     /** Where each Link's remote cluster is published, with its ServiceExports, Services and gateway, when MCS is served. */
     clusterSet?: ClusterSet;
 }

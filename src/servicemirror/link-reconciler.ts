@@ -121,7 +121,7 @@ export class LinkReconciler implements Reconciler<LinkName> {
      * again, and a Link moved or deleted while no replica led is caught up.
      */
     private async unlinkLeft(link: string, kept: string | undefined, left: string | undefined): Promise<void> {
-        const mirrors = this.opts.localMirrors.list().filter((svc) => namesLink(svc, this.namespace, link));
+        const mirrors = this.opts.localMirrors.store.list().filter((svc) => namesLink(svc, this.namespace, link));
         const clusters = new Set(mirrors.flatMap((svc) => svc.metadata?.labels?.[CLUSTER_NAME_LABEL] ?? []));
         if (left !== undefined) clusters.add(left);
         for (const cluster of clusters) if (cluster !== kept) await this.unlinkCluster(cluster);

@@ -8,13 +8,15 @@ import { optionalApiLog, type LogFn } from '../../kube/log.js';
 import { KubeRest } from '../../kube/rest.js';
 import { EndpointSlices, Services, ServiceExports } from '../../kube/resources.js';
 import { SharedValues } from '../../kube/shared-values.js';
-import { sameButResourceVersion } from '../../kube/store.js';
+import { sameButResourceVersion, type KubeObject } from '../../kube/store.js';
+import { mapSource, SourceSet } from '../../kube/sources.js';
 import { compactRemoteSlice, compactService, type CompactRemoteSlice, type CompactService } from '../cache/compact.js';
 import { STRICT_POLICY, type KubeconfigPolicy } from '../../kube/untrusted-kubeconfig.js';
 import { readLinkCredentials, type CredentialsProblem } from './credentials.js';
 import type { Link } from '../api/link.js';
 import { compactExport, exportSpecChanged } from '../mcs/cache.js';
 import type { ServiceExport } from '../mcs/types.js';
+import type { RemoteObjectRef } from '../mcs/clusterset.js';
 import { remoteFailureReason, type RemoteHealth } from '../plan/status.js';
 import { systemClock } from '../../time/clock.js';
 
@@ -26,9 +28,8 @@ import { systemClock } from '../../time/clock.js';
  */
 export const REMOTE_OBJECT_MAX_BYTES = 1024 * 1024;
 
+/** What the Link's controller is told of the watch's life; the remote's objects are a source (RemoteWatch.changes). */
 export interface RemoteWatchHooks {
-    /** A remote Service, or (`endpoints`) one of its EndpointSlices, changed. Only called once the caches synced. */
-    serviceChanged(namespace: string, name: string, what: 'service' | 'endpoints'): void;
     /** The remote caches hold a full list. */
     synced(): void;
     /**
@@ -38,8 +39,6 @@ export interface RemoteWatchHooks {
     health(health: RemoteHealth): void;
     /** A remote object was not cached for its size (REMOTE_OBJECT_MAX_BYTES). */
     oversized?(kind: 'Service' | 'EndpointSlice', object: { namespace?: string; name?: string }, chars: number): void;
-    /** A remote ServiceExport changed (only with `serviceExports`, once its cache synced). */
-    exportChanged?(namespace: string, name: string): void;
     /** The remote's ServiceExports were listed. */
     exportsSynced?(): void;
 }
@@ -74,6 +73,15 @@ export class RemoteWatch {
     readonly slices: Informer<RemoteSlice>;
     /** The remote's ServiceExports, when MCS is served; not part of `synced` (see exportsKnown). */
     readonly exports: Informer<ServiceExport> | undefined;
+    /**
+     * The remote's Services and ServiceExports as they change, and its slices as the Services they
+     * feed: a source controllers watch (Controller.watch). Services and slices are told once the
+     * caches synced (the first lists are the start of the watch, not changes), a slice only while
+     * its Service is cached (it only matters for whether that Service has a ready endpoint), an
+     * export only when its spec changed (another cluster's conditions on its own export are
+     * nothing read here).
+     */
+    readonly changes = new SourceSet<RemoteObjectRef>();
     private stopped = false;
     private cachesSynced = false;
     /** Whether the remote can be read, and since when; undefined until its first list or failure. */
@@ -82,6 +90,8 @@ export class RemoteWatch {
     private constructor(
         /** The Link uid, credentials version and spec this watch serves: a different one means a new watch. */
         readonly specKey: string,
+        /** The Link and its cluster: what each change names. */
+        private readonly source: { link: string; cluster: string },
         private readonly remote: KubeRest,
         private readonly hooks: RemoteWatchHooks,
         opts: RemoteWatchOptions,
@@ -120,7 +130,7 @@ export class RemoteWatch {
         if (opts.serviceExports) {
             this.exports = new Informer<ServiceExport>(remote, { resource: ServiceExports, log: optionalApiLog(log), transform: compactExport });
         }
-        this.registerHandlers();
+        this.registerChanges();
     }
 
     /** Loads the Link's credentials and starts watching; throws LinkSetupError when it cannot. */
@@ -135,7 +145,7 @@ export class RemoteWatch {
         if ('problem' in credentials) throw new LinkSetupError(credentials.problem);
         const { kubeConfig } = credentials;
         const remote = opts.newRemoteRest ? opts.newRemoteRest(kubeConfig) : new KubeRest(kubeConfig);
-        const watch = new RemoteWatch(specKey, remote, hooks, opts);
+        const watch = new RemoteWatch(specKey, { link: link.metadata.name, cluster: link.spec.targetClusterName }, remote, hooks, opts);
         watch.services.start();
         watch.slices.start();
         watch.exports?.start();
@@ -172,26 +182,23 @@ export class RemoteWatch {
         return this.exports !== undefined && (this.exports.hasSynced() || this.exports.problem() !== undefined);
     }
 
-    private registerHandlers(): void {
-        const service = (svc: RemoteService) => {
-            if (this.cachesSynced) this.hooks.serviceChanged(svc.metadata!.namespace!, svc.metadata!.name!, 'service');
-        };
-        this.services.on({ add: service, update: (_, svc) => service(svc), delete: service });
-        // Slices only matter for whether the remote Service has a ready endpoint.
-        const slice = (s: RemoteSlice) => {
-            const name = s.metadata?.labels?.[LABEL_SERVICE_NAME];
-            if (name && this.cachesSynced && this.services.store.get(s.metadata?.namespace, name)) {
-                this.hooks.serviceChanged(s.metadata!.namespace!, name, 'endpoints');
-            }
-        };
-        this.slices.on({ add: slice, update: (_, s) => slice(s), delete: slice });
-        const exported = (e: ServiceExport) => this.hooks.exportChanged?.(e.metadata!.namespace!, e.metadata!.name!);
-        // Another cluster's conditions on its own export are nothing MCS here reads.
-        this.exports?.on({ add: exported, update: (old, e) => exportSpecChanged(old, e) && exported(e), delete: exported });
+    private registerChanges(): void {
+        const { link, cluster } = this.source;
+        const ref = (obj: KubeObject, kind: RemoteObjectRef['kind'], name = obj.metadata?.name): RemoteObjectRef[] => (name ? [{ link, cluster, namespace: obj.metadata!.namespace!, name, kind }] : []);
+        this.changes.set('services', mapSource(this.services, (svc) => (this.cachesSynced ? ref(svc, 'service') : [])));
+        this.changes.set(
+            'slices',
+            mapSource(this.slices, (s) => {
+                const name = s.metadata?.labels?.[LABEL_SERVICE_NAME];
+                return name && this.cachesSynced && this.services.store.get(s.metadata?.namespace, name) ? ref(s, 'endpoints', name) : [];
+            }),
+        );
+        if (this.exports) this.changes.set('exports', mapSource(this.exports, (e) => ref(e, 'export'), { changed: exportSpecChanged }));
     }
 
     async stop(): Promise<void> {
         this.stopped = true;
+        for (const id of ['services', 'slices', 'exports']) this.changes.remove(id);
         await Promise.all([this.services.stop(), this.slices.stop(), this.exports?.stop()]);
         this.remote.close();
     }

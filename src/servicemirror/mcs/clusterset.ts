@@ -39,6 +39,8 @@ export interface ClusterMember {
 
 /** A remote object that changed: a Service, one of its EndpointSlices, or a ServiceExport. */
 export interface RemoteObjectRef {
+    /** The Link whose remote watch told it. */
+    link: string;
     cluster: string;
     namespace: string;
     name: string;
@@ -47,11 +49,16 @@ export interface RemoteObjectRef {
 
 export class ClusterSet implements Source<RemoteObjectRef> {
     private readonly remotes = new Map<string, NonNullable<ClusterMember['remote']>>();
-    private readonly objectHandlers: InformerHandlers<RemoteObjectRef>[] = [];
     private readonly membershipHandlers: InformerHandlers<readonly ClusterMember[]>[] = [];
 
-    /** `links`: every Link's name and target cluster, as the local cache holds them now. */
-    constructor(private readonly links: () => Iterable<{ link: string; cluster: string }>) {}
+    /**
+     * `links`: every Link's name and target cluster, as the local cache holds them now;
+     * `changes`: what changes in the remote clusters, each Link's while its remote watch runs.
+     */
+    constructor(
+        private readonly links: () => Iterable<{ link: string; cluster: string }>,
+        private readonly changes: Source<RemoteObjectRef>,
+    ) {}
 
     /** What can be read of the Link's cluster now (undefined: nothing yet, or no more); MCS reads none of it until its exports are known. */
     publish(link: string, remote: RemoteCluster | undefined): void {
@@ -64,11 +71,6 @@ export class ClusterSet implements Source<RemoteObjectRef> {
     membershipChanged(): void {
         const members = this.members();
         for (const h of this.membershipHandlers) h.update?.(members, members);
-    }
-
-    /** A remote Service, one of its slices or its ServiceExport changed. */
-    changed(ref: RemoteObjectRef): void {
-        for (const h of this.objectHandlers) h.update?.(ref, ref);
     }
 
     /** The clusters the Links point at, each with its remote once it can be read. */
@@ -84,14 +86,14 @@ export class ClusterSet implements Source<RemoteObjectRef> {
         return [...members.values()];
     }
 
-    on(handlers: InformerHandlers<RemoteObjectRef>): void {
-        this.objectHandlers.push(handlers);
+    on(handlers: InformerHandlers<RemoteObjectRef>): (() => void) | void {
+        return this.changes.on(handlers);
     }
 
     /** Every remote ServiceExport: what a term starts from. */
     *list(): Iterable<RemoteObjectRef> {
         for (const { cluster, remote } of this.members()) {
-            for (const exp of remote?.exports.list() ?? []) yield { cluster, namespace: exp.metadata!.namespace!, name: exp.metadata!.name!, kind: 'export' };
+            for (const exp of remote?.exports.list() ?? []) yield { link: remote!.link.metadata.name, cluster, namespace: exp.metadata!.namespace!, name: exp.metadata!.name!, kind: 'export' };
         }
     }
 

@@ -146,7 +146,7 @@ export class McsController {
         this.derived.watch(services, byService, { ownWrites: derivedReconciler.serviceWrites });
         this.derived.watch(sourceSlices, (slice) => concerns(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_SERVICE_NAME]));
         this.derived.watch(clusterSet, byRemote);
-        this.slices.onForeignChange((namespace, _service, slice) => keyOf(namespace, slice.metadata?.labels?.[LABEL_MCS_SERVICE_NAME]).forEach((key) => this.derived.add(key)));
+        this.derived.watch(this.slices.foreignChanges, (slice) => keyOf(slice.metadata?.namespace, slice.metadata?.labels?.[LABEL_MCS_SERVICE_NAME]));
 
         for (const controller of [this.imports, this.derived]) {
             // A cluster readable or not, a gateway moved: any import may change.
