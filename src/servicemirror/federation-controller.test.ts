@@ -8,20 +8,17 @@ import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer, type InformerHandlers } from '../kube/informer.js';
-import { logFn, newLogger } from '../kube/log.js';
-import { Links, Namespaces, Services } from '../kube/resources.js';
-import { SliceOwner } from '../kube/slice-owner.js';
+import { newLogger } from '../kube/log.js';
+import { Links } from '../kube/resources.js';
 import { SourceSet } from '../kube/sources.js';
 import { ObjectStore, type KubeObject } from '../kube/store.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
-import { MemoryRest } from '../testing/memory-rest.js';
-import { CLUSTER_NAME_LABEL, DEFAULT_FEDERATED_SELECTOR, FEDERATED_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, REMOTE_DISCOVERY_ANNOTATION } from './api/keys.js';
+import { DEFAULT_FEDERATED_SELECTOR, FEDERATED_LABEL, REMOTE_DISCOVERY_ANNOTATION } from './api/keys.js';
 import { testLink } from './api/testkit.js';
 import type { CompactRemoteSlice, CompactService } from './cache/compact.js';
 import { FederationController } from './federation-controller.js';
-import { ServiceMirrorMetrics } from './link/metrics.js';
 import type { RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
-import { MirrorSync } from './write/mirror-sync.js';
+import { localSide } from './write/testkit.js';
 
 const NS = 'app';
 const LINKS = 'mc';
@@ -65,20 +62,9 @@ function remoteCluster(cluster: string) {
 }
 
 function setUp() {
-    const rest = new MemoryRest();
-    const log = logFn(newLogger('silent'));
-    const services = new Informer<CompactService>(rest, { resource: Services, log });
-    services.store.indexLabel(CLUSTER_NAME_LABEL);
-    services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
-    const namespaces = new Informer<KubeObject>(rest, { resource: Namespaces, log });
+    const { rest, log, services, mirrors } = localSide(NS);
     const links = new Informer<KubeObject>(rest, { resource: Links, namespace: LINKS, log });
-    const slices = new SliceOwner({ rest, managedBy: MIRROR_SLICE_MANAGED_BY, log });
-    rest.serve('services', services);
-    rest.serve('namespaces', namespaces);
     rest.serve('links', links);
-    rest.serve('endpointslices', slices.informer);
-    rest.add('namespaces', { metadata: { name: NS } });
-    const mirrors = new MirrorSync({ rest, owner: slices, services, namespaces, metrics: new ServiceMirrorMetrics(new Registry()), maxEndpointsPerSlice: 100 });
 
     const [east, west] = [remoteCluster('east'), remoteCluster('west')];
     const served = new Map<string, RemoteCluster>();

@@ -7,24 +7,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
-import { Informer, type InformerHandlers } from '../kube/informer.js';
+import type { InformerHandlers } from '../kube/informer.js';
 import { SourceSet } from '../kube/sources.js';
-import { logFn, newLogger } from '../kube/log.js';
-import { Namespaces, Services } from '../kube/resources.js';
-import { SliceOwner } from '../kube/slice-owner.js';
-import { ObjectStore, type KubeObject } from '../kube/store.js';
-import { kinds, MemoryRest } from '../testing/memory-rest.js';
+import { newLogger } from '../kube/log.js';
+import { ObjectStore } from '../kube/store.js';
+import { kinds } from '../testing/memory-rest.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { DEFAULT_DNS_POLICY } from '../dns/name-state.js';
-import { CLUSTER_NAME_LABEL, EXPORTED_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY } from './api/keys.js';
+import { EXPORTED_LABEL } from './api/keys.js';
 import { testLink } from './api/testkit.js';
 import type { CompactRemoteSlice, CompactService } from './cache/compact.js';
 import { LinkStatusBook } from './link/link-status.js';
-import { ServiceMirrorMetrics } from './link/metrics.js';
 import { LinkMirrors } from './link-mirrors.js';
 import type { LinkOptions } from './link-options.js';
 import type { RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
-import { MirrorSync } from './write/mirror-sync.js';
+import { localSide } from './write/testkit.js';
 
 const NS = 'app';
 
@@ -34,19 +31,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 function setUp(maxMirrorsPerLink: number) {
-    const rest = new MemoryRest();
-    const log = logFn(newLogger('silent'));
-    const services = new Informer<CompactService>(rest, { resource: Services, log });
-    services.store.indexLabel(CLUSTER_NAME_LABEL);
-    services.store.indexLabel(HEADLESS_MIRROR_SVC_NAME_LABEL);
-    const namespaces = new Informer<KubeObject>(rest, { resource: Namespaces, log });
-    const slices = new SliceOwner({ rest, managedBy: MIRROR_SLICE_MANAGED_BY, log });
-    rest.serve('services', services);
-    rest.serve('namespaces', namespaces);
-    rest.serve('endpointslices', slices.informer);
-    rest.add('namespaces', { metadata: { name: NS } });
-    const metrics = new ServiceMirrorMetrics(new Registry());
-    const mirrors = new MirrorSync({ rest, owner: slices, services, namespaces, metrics, maxEndpointsPerSlice: 100 });
+    const { rest, services, namespaces, slices, metrics, mirrors } = localSide(NS);
 
     const link = testLink();
     const remoteServices = new ObjectStore<CompactService>();
