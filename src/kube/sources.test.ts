@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Source } from './controller.js';
 import type { InformerHandlers } from './informer.js';
-import { mapSource, SourceSet } from './sources.js';
+import { mapSource, Published, SourceSet } from './sources.js';
 import type { KubeObject } from './store.js';
 
 /** A source whose events the test sends, holding `held`. */
@@ -66,5 +66,19 @@ describe('sources made of sources', () => {
         west2.tell((h) => h.delete?.('w2'));
         assert.deepEqual(second.told.at(-1), 'delete w2');
         assert.deepEqual(first.told.at(-1), 'add w1');
+    });
+
+    it('publishes values by id: set is an add, set again an update, cleared a delete; what is held is its replay', () => {
+        const published = new Published<string>();
+        const { told, stop } = recorder(published, (s) => s);
+        published.set('east', 'e1');
+        published.set('east', 'e2');
+        published.set('west', undefined);
+        assert.deepEqual([...published.list()], ['e2']);
+        published.set('east', undefined);
+        assert.deepEqual(told, ['add e1', 'update e1>e2', 'delete e2']);
+        stop();
+        published.set('east', 'e3');
+        assert.equal(told.length, 3, 'a watch that stopped hears nothing');
     });
 });

@@ -18,8 +18,8 @@ export interface MapOptions<T> {
  * an update of what the new object makes, with the old object's as its old side. Replays what
  * `from` holds now, through `to`.
  */
-export function mapSource<T extends KubeObject, U>(from: Informer<T> | Source<T>, to: (obj: T) => Iterable<U>, options: MapOptions<T> = {}): Source<U> {
-    const list = from instanceof Informer ? () => from.store.list() : () => from.list();
+export function mapSource<T, U>(from: Informer<T & KubeObject> | Source<T>, to: (obj: T) => Iterable<U>, options: MapOptions<T> = {}): Source<U> {
+    const list: () => Iterable<T> = from instanceof Informer ? () => from.store.list() : () => from.list();
     return {
         on: (handlers: InformerHandlers<U>) =>
             from.on({
@@ -79,5 +79,43 @@ export class SourceSet<T> implements Source<T> {
     private subscribe(watch: { handlers: InformerHandlers<T>; subscriptions: Map<string, () => void> }, id: string, source: Source<T>): void {
         const unsubscribe = source.on(watch.handlers);
         if (unsubscribe) watch.subscriptions.set(id, unsubscribe);
+    }
+}
+
+/**
+ * Values by id as a source: each value set, replaced or cleared is told (add, update, delete) to
+ * every watch, and the values held now are its replay. For what a controller holds and others
+ * react to (what can be read of a Link's remote cluster), told as a change, not as a call.
+ */
+export class Published<T> implements Source<T> {
+    private readonly values = new Map<string, T>();
+    private readonly watches = new Set<InformerHandlers<T>>();
+
+    /** `id` holds `value` now (undefined: nothing). */
+    set(id: string, value: T | undefined): void {
+        const before = this.values.get(id);
+        if (value === undefined) {
+            if (!this.values.delete(id)) return;
+            for (const watch of this.watches) watch.delete?.(before!);
+            return;
+        }
+        this.values.set(id, value);
+        for (const watch of this.watches) {
+            if (before === undefined) watch.add?.(value);
+            else watch.update?.(before, value);
+        }
+    }
+
+    get(id: string): T | undefined {
+        return this.values.get(id);
+    }
+
+    on(handlers: InformerHandlers<T>): () => void {
+        this.watches.add(handlers);
+        return () => this.watches.delete(handlers);
+    }
+
+    list(): Iterable<T> {
+        return this.values.values();
     }
 }

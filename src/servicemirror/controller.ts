@@ -30,8 +30,8 @@ import { LinkReconciler } from './link-reconciler.js';
 import { FederationController } from './federation-controller.js';
 import { CLUSTER_NAME_LABEL, HEADLESS_MIRROR_SVC_NAME_LABEL, MIRROR_SLICE_MANAGED_BY, mirrorLinkKey, MIRRORED_SERVICE_LABEL, parseLinkKey } from './api/keys.js';
 import { MirrorSync } from './write/mirror-sync.js';
-import { ClusterSet, type RemoteObjectRef } from './mcs/clusterset.js';
-import { SourceSet } from '../kube/sources.js';
+import { ClusterSet, type RemoteCluster, type RemoteObjectRef } from './mcs/clusterset.js';
+import { Published, SourceSet } from '../kube/sources.js';
 import { McsController } from './mcs/controller.js';
 import type { RemoteWatch } from './link/remote-watch.js';
 import { ServiceMirrorMetrics } from './link/metrics.js';
@@ -94,6 +94,8 @@ export class ServiceMirrorController implements Runnable {
     private readonly queue: Controller<LinkName>;
     /** What changes in the remote clusters, each Link's while its remote watch runs: the mirrors, federation and MCS watch it. */
     private readonly remoteChanges = new SourceSet<RemoteObjectRef>();
+    /** What can be read of each Link's remote cluster now, as its controller publishes it: federation and MCS watch it. */
+    private readonly readableRemotes = new Published<RemoteCluster>();
 
     constructor(private readonly opts: ServiceMirrorOptions) {
         this.log = opts.logger.child({ controller: this.name });
@@ -147,6 +149,7 @@ export class ServiceMirrorController implements Runnable {
             ? new ClusterSet(
                   () => this.links.store.list().map((obj) => ({ link: obj.metadata!.name!, cluster: typeof obj.spec?.targetClusterName === 'string' ? obj.spec.targetClusterName : '' })),
                   this.remoteChanges,
+                  this.readableRemotes,
               )
             : undefined;
         this.mcs =
@@ -181,6 +184,7 @@ export class ServiceMirrorController implements Runnable {
             links: this.links,
             remoteOf: (link) => this.linkReconciler.controllers.get(link)?.readableRemote,
             remoteChanges: this.remoteChanges,
+            readableRemotes: this.readableRemotes,
             servedLink: (link) => this.linkReconciler.controllers.get(link)?.servedLink,
             services: this.services,
             localMembers: this.localMembers,
@@ -211,9 +215,9 @@ export class ServiceMirrorController implements Runnable {
             metrics: this.metrics,
             logger: this.log,
             policy: this.policy,
-            federation: this.federation,
             clusterSet: this.clusterSet,
             remoteChanges: this.remoteChanges,
+            readableRemotes: this.readableRemotes,
         };
         this.linkReconciler = new LinkReconciler(this.linkOptions, this.log);
         this.watch();

@@ -10,7 +10,7 @@ import { LABEL_SERVICE_NAME } from '../endpointslice/slice.js';
 import { Informer, type InformerHandlers } from '../kube/informer.js';
 import { newLogger } from '../kube/log.js';
 import { Links } from '../kube/resources.js';
-import { SourceSet } from '../kube/sources.js';
+import { Published, SourceSet } from '../kube/sources.js';
 import { ObjectStore, type KubeObject } from '../kube/store.js';
 import { WorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { DEFAULT_FEDERATED_SELECTOR, FEDERATED_LABEL, REMOTE_DISCOVERY_ANNOTATION } from './api/keys.js';
@@ -47,12 +47,13 @@ function remoteCluster(cluster: string) {
     return {
         remote,
         changes,
-        member(name: string) {
+        /** A member in the remote's cache, told (as its watch would) unless `quietly`. */
+        member(name: string, quietly = false) {
             services.set({
                 metadata: { namespace: NS, name, uid: `${name}-${cluster}`, resourceVersion: '1', labels: { [FEDERATED_LABEL]: 'member' } },
                 spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
             } as unknown as CompactService);
-            watches.forEach((h) => h.add?.(ref(name)));
+            if (!quietly) watches.forEach((h) => h.add?.(ref(name)));
         },
         gone(name: string) {
             services.delete(services.get(NS, name)!);
@@ -69,6 +70,7 @@ function setUp() {
     const [east, west] = [remoteCluster('east'), remoteCluster('west')];
     const served = new Map<string, RemoteCluster>();
     const remoteChanges = new SourceSet<RemoteObjectRef>();
+    const readableRemotes = new Published<RemoteCluster>();
     for (const { remote, changes } of [east, west]) {
         rest.add('links', { apiVersion: 'multicluster.linkerd.io/v1alpha3', kind: 'Link', metadata: remote.link.metadata, spec: { targetClusterName: remote.link.spec.targetClusterName } });
         served.set(remote.link.metadata.name, remote);
@@ -79,6 +81,7 @@ function setUp() {
         links,
         remoteOf: (link) => served.get(link),
         remoteChanges,
+        readableRemotes,
         servedLink: (link) => served.get(link)?.link,
         services,
         excludedLabels: [],
@@ -93,7 +96,7 @@ function setUp() {
     const members = () => services.store.get(NS, 'web-federated')?.metadata?.annotations?.[REMOTE_DISCOVERY_ANNOTATION];
     // Its watch ends; its cache still reads (a sync would list what it holds): only a change told could bring it in.
     const unwatch = (link: string) => remoteChanges.remove(link);
-    return { federation, east, west, members, unwatch };
+    return { rest, federation, east, west, members, unwatch, readableRemotes };
 }
 
 describe('the federated Services', () => {
@@ -118,6 +121,20 @@ describe('the federated Services', () => {
         west.member('web');
         await new Promise((resolve) => setTimeout(resolve, 50));
         assert.equal(members(), 'web@east');
+        await federation.stop();
+    });
+
+    it('take in the members of a Link whose remote is published readable, and drop them once it goes', async () => {
+        const { rest, federation, east, members, readableRemotes } = setUp();
+        federation.start();
+        // In its cache before it was ready: no change will tell of it.
+        east.member('web', true);
+        readableRemotes.set('east', east.remote);
+        await until(() => members() === 'web@east');
+        // The Link deleted, then its remote stops: its member is gone, and so the federated Service.
+        rest.remove('links', LINKS, 'east');
+        readableRemotes.set('east', undefined);
+        await until(() => members() === undefined);
         await federation.stop();
     });
 });

@@ -1,8 +1,8 @@
 // Federated services in the controller. A federated Service spans Links, so it is converged
 // here, once, from all of them, with its own queue of (namespace, name) work: a remote member
 // changing, a Link's remote becoming readable or going away, the local member changing, or
-// someone editing `<name>-federated` queues it. Like every queue of the service mirror, it
-// exists while the replica leads.
+// someone editing `<name>-federated` queues it, each a source it watches. Like every queue of
+// the service mirror, it exists while the replica leads.
 import type { Informer } from '../kube/informer.js';
 import { Controller, type Source } from '../kube/controller.js';
 import type { EventSink } from '../kube/events.js';
@@ -29,6 +29,8 @@ export interface FederationDeps {
     links: Informer<KubeObject>;
     /** The remote of a Link, when it is served and its caches have synced. */
     remoteOf: (link: string) => RemoteCluster | undefined;
+    /** What can be read of each Link's remote now, as published when it changes (ready, gateway moved, stopped). */
+    readableRemotes: Source<RemoteCluster>;
     /** What changes in the Links' remote clusters. */
     remoteChanges: Source<RemoteObjectRef>;
     /** A Link as parsed while its remote watch runs. */
@@ -83,9 +85,18 @@ export class FederationController {
             resyncMs: deps.resyncMs,
         });
         // Every federated Service that exists and every local member: what the runtime replays
-        // at the start of a term, and what linkReady and linkStopped queue again.
+        // at the start of a term, and what a Link's remote becoming readable or stopping queues again.
         this.queue.watch(deps.services, federatedKeys);
         if (members) this.queue.watch(members, (svc) => [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)]);
+        // A Link's remote became readable, changed or stopped: every federated Service (it may
+        // have left members there, kept while it restarts, dropped once its Link is gone), and
+        // the members it federates.
+        this.queue.resyncOn(deps.readableRemotes);
+        this.queue.watch(deps.readableRemotes, (remote) => {
+            const selector = remote.link.spec.federatedServiceSelector;
+            if (isEmptySelector(selector)) return [];
+            return remote.services.list().flatMap((svc) => (matchesSelector(selector, svc.metadata?.labels) ? [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)] : []));
+        });
         // A remote member changed: its federated Service, when the Link federates by selector or it is already federated.
         this.queue.watch(deps.remoteChanges, ({ link, kind, namespace, name }) => {
             const served = kind === 'export' ? undefined : deps.servedLink(link);
@@ -99,21 +110,6 @@ export class FederationController {
 
     async stop(): Promise<void> {
         await this.queue.stop();
-    }
-
-    /** A Link's remote caches can be read now: its members, and every federated Service (it may have left some). */
-    linkReady(remote: RemoteCluster): void {
-        this.queue.resync();
-        const selector = remote.link.spec.federatedServiceSelector;
-        if (isEmptySelector(selector)) return;
-        for (const svc of remote.services.list()) {
-            if (matchesSelector(selector, svc.metadata?.labels)) this.queue.add(federatedKey(svc.metadata!.namespace!, svc.metadata!.name!));
-        }
-    }
-
-    /** A Link's remote stopped: its members are kept while it restarts, dropped if the Link is gone. */
-    linkStopped(): void {
-        this.queue.resync();
     }
 
     private async sync(namespace: string, name: string): Promise<void> {

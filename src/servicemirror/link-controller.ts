@@ -254,6 +254,8 @@ export class LinkController {
         if (health.readable) {
             this.event({ type: 'Normal', reason: 'RemoteClusterReadable', message: 'the remote cluster can be read again; converging every mirror' });
             this.enqueueMirrors(true);
+            // Told anew: the federated Services and MCS converge from it again too.
+            this.publishRemote();
         } else {
             this.event({ type: 'Warning', reason: 'RemoteClusterUnreachable', message: `reading the remote cluster failed: ${health.error}; mirrors stay as they are, retrying` });
         }
@@ -275,9 +277,9 @@ export class LinkController {
         this.maybeReady();
     }
 
-    /** What MCS can read of the remote now, told to the ClusterSet (a change of its membership). */
+    /** What can be read of the remote now (nothing: not ready, or stopped), for the federated Services and MCS, which watch it. */
     private publishRemote(): void {
-        this.opts.clusterSet?.publish(this.name, this.readableRemote);
+        this.opts.readableRemotes.set(this.name, this.readableRemote);
     }
 
     private maybeReady(): void {
@@ -287,14 +289,12 @@ export class LinkController {
         this.publishRemote();
     }
 
-    /** Queues every mirror of the Link (all: and tells the federated Services and the status), or those the gateway's addresses feed. */
-    enqueueMirrors(all: boolean): void {
+    /** Queues every mirror of the Link (all: and asks for the status), or those the gateway's addresses feed. */
+    private enqueueMirrors(all: boolean): void {
         const remote = this.readableRemote;
         if (!remote) return;
         this.mirrors.enqueue(remote, all);
-        if (!all) return;
-        this.opts.federation?.linkReady(remote);
-        this.statusChanged(true);
+        if (all) this.statusChanged(true);
     }
 
     /** The status is to be written: at once, or (a change that may come in a burst) within the status delay. */
@@ -327,7 +327,6 @@ export class LinkController {
         this.opts.metrics.remoteWatches.dec();
         await remote.stop();
         // Its federated members are kept while it restarts, dropped if the Link is gone.
-        this.opts.federation?.linkStopped();
         this.publishRemote();
     }
 

@@ -14,13 +14,12 @@ import type { ControllerDeps } from '../kube/manager.js';
 import type { CompactService } from './cache/compact.js';
 import type { LinkStatus } from './api/link.js';
 import type { ServiceMirrorMetrics } from './link/metrics.js';
-import type { FederationController } from './federation-controller.js';
 import type { MirrorSync } from './write/mirror-sync.js';
 import type { ProbeCidr } from '../ip/probe-target.js';
 import type { ProbeAddressOverride } from '../net/probe.js';
 import type { KubeconfigPolicy } from '../kube/untrusted-kubeconfig.js';
-import type { ClusterSet, RemoteObjectRef } from './mcs/clusterset.js';
-import type { SourceSet } from '../kube/sources.js';
+import type { ClusterSet, RemoteCluster, RemoteObjectRef } from './mcs/clusterset.js';
+import type { Published, SourceSet } from '../kube/sources.js';
 
 /** The name of a Link of the service mirror's namespace: the key of the Links' reconciler and of the Link-wide work. */
 export type LinkName = string & { readonly linkName: unique symbol };
@@ -91,8 +90,8 @@ export interface LinkOptions {
     unserved: LinkQueue;
     /** What changes in the remote clusters: each Link's controller adds its remote's while its watch runs. */
     remoteChanges: SourceSet<RemoteObjectRef>;
-    /** Told when a Link's remote becomes readable or stops: federated Services span Links. */
-    federation?: Pick<FederationController, 'linkReady' | 'linkStopped'>;
+    /** What can be read of each Link's remote cluster now, as its controller publishes it: the federated Services and MCS watch it. */
+    readableRemotes: Published<RemoteCluster>;
     /** Where each Link's remote cluster is published, with its ServiceExports, Services and gateway, when MCS is served. */
     clusterSet?: ClusterSet;
 }

@@ -8,7 +8,7 @@ import { optionalApiLog, type LogFn } from '../../kube/log.js';
 import { KubeRest } from '../../kube/rest.js';
 import { EndpointSlices, Services, ServiceExports } from '../../kube/resources.js';
 import { SharedValues } from '../../kube/shared-values.js';
-import { sameButResourceVersion, type KubeObject } from '../../kube/store.js';
+import { sameButResourceVersion } from '../../kube/store.js';
 import { mapSource, SourceSet } from '../../kube/sources.js';
 import { compactRemoteSlice, compactService, type CompactRemoteSlice, type CompactService } from '../cache/compact.js';
 import { STRICT_POLICY, type KubeconfigPolicy } from '../../kube/untrusted-kubeconfig.js';
@@ -184,7 +184,7 @@ export class RemoteWatch {
 
     private registerChanges(): void {
         const { link, cluster } = this.source;
-        const ref = (obj: KubeObject, kind: RemoteObjectRef['kind'], name = obj.metadata?.name): RemoteObjectRef[] => (name ? [{ link, cluster, namespace: obj.metadata!.namespace!, name, kind }] : []);
+        const ref = (obj: { metadata?: { namespace?: string; name?: string } }, kind: RemoteObjectRef['kind'], name = obj.metadata?.name): RemoteObjectRef[] => (name ? [{ link, cluster, namespace: obj.metadata!.namespace!, name, kind }] : []);
         this.changes.set('services', mapSource(this.services, (svc) => (this.cachesSynced ? ref(svc, 'service') : [])));
         this.changes.set(
             'slices',

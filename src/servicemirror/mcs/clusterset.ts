@@ -1,10 +1,11 @@
 // The clusters the Links point at, as the controllers that read across Links see them: each
-// Link's target cluster and, once its caches can be trusted, what can be read of it. The Links'
-// controllers publish into it; MCS watches it as a source of the runtime (kube/controller.ts),
-// as Cilium's controllers watch a raw source: a remote object's change is an event of the
-// source, and a cluster that becomes readable, stops or whose gateway moved is a change of the
-// membership, after which every key is looked at again.
+// Link's target cluster and, once its caches can be trusted, what can be read of it (each Link's
+// controller publishes that, a source the federated Services watch too). MCS watches it as a
+// source of the runtime (kube/controller.ts), as Cilium's controllers watch a raw source: a
+// remote object's change is an event of the source, and a cluster that becomes readable, stops
+// or whose gateway moved is a change of the membership, after which every key is looked at again.
 import type { Source } from '../../kube/controller.js';
+import { mapSource, SourceSet, type Published } from '../../kube/sources.js';
 import type { InformerHandlers } from '../../kube/informer.js';
 import type { ObjectStore } from '../../kube/store.js';
 import type { AddressType } from '../../endpointslice/types.js';
@@ -48,23 +49,19 @@ export interface RemoteObjectRef {
 }
 
 export class ClusterSet implements Source<RemoteObjectRef> {
-    private readonly remotes = new Map<string, NonNullable<ClusterMember['remote']>>();
-    private readonly membershipHandlers: InformerHandlers<readonly ClusterMember[]>[] = [];
+    private readonly membershipHandlers = new Set<InformerHandlers<readonly ClusterMember[]>>();
 
     /**
      * `links`: every Link's name and target cluster, as the local cache holds them now;
-     * `changes`: what changes in the remote clusters, each Link's while its remote watch runs.
+     * `changes`: what changes in the remote clusters, each Link's while its remote watch runs;
+     * `readable`: what can be read of each Link's remote cluster now, as its controller publishes it.
      */
     constructor(
         private readonly links: () => Iterable<{ link: string; cluster: string }>,
         private readonly changes: Source<RemoteObjectRef>,
-    ) {}
-
-    /** What can be read of the Link's cluster now (undefined: nothing yet, or no more); MCS reads none of it until its exports are known. */
-    publish(link: string, remote: RemoteCluster | undefined): void {
-        if (remote?.exports) this.remotes.set(link, { ...remote, exports: remote.exports });
-        else this.remotes.delete(link);
-        this.membershipChanged();
+        private readonly readable: Published<RemoteCluster>,
+    ) {
+        this.watchMembership();
     }
 
     /** A Link was created, deleted or points elsewhere. */
@@ -78,8 +75,9 @@ export class ClusterSet implements Source<RemoteObjectRef> {
         const members = new Map<string, ClusterMember>();
         for (const { link, cluster } of this.links()) {
             if (cluster === '') continue;
-            const remote = this.remotes.get(link);
-            const served = remote?.link.spec.targetClusterName === cluster ? remote : undefined;
+            // MCS reads none of a remote until its exports are known.
+            const remote = this.readable.get(link);
+            const served = remote?.exports && remote.link.spec.targetClusterName === cluster ? (remote as ClusterMember['remote']) : undefined;
             // Two Links naming one cluster: the one being served speaks for it.
             if (!members.get(cluster)?.remote) members.set(cluster, { cluster, remote: served });
         }
@@ -97,9 +95,20 @@ export class ClusterSet implements Source<RemoteObjectRef> {
         }
     }
 
-    /** The membership as a source: one update per change, of the members as they are now; it names no key. */
-    readonly membership: Source<readonly ClusterMember[]> = {
-        on: (handlers) => void this.membershipHandlers.push(handlers),
-        list: () => [],
-    };
+    /**
+     * The membership as a source: one update per change (a Link's, or what can be read of its
+     * remote), of the members as they are now; it names no key.
+     */
+    readonly membership = new SourceSet<readonly ClusterMember[]>();
+
+    private watchMembership(): void {
+        this.membership.set('readable', mapSource(this.readable, () => [this.members()]));
+        this.membership.set('links', {
+            on: (handlers) => {
+                this.membershipHandlers.add(handlers);
+                return () => this.membershipHandlers.delete(handlers);
+            },
+            list: () => [],
+        });
+    }
 }

@@ -14,7 +14,7 @@ import { EndpointSlices, ServiceExports, ServiceImports, Services } from '../../
 import { SliceOwner } from '../../kube/slice-owner.js';
 import type { KubeObject } from '../../kube/store.js';
 import { kinds, MemoryRest } from '../../testing/memory-rest.js';
-import { SourceSet } from '../../kube/sources.js';
+import { Published, SourceSet } from '../../kube/sources.js';
 import { ClusterSet } from './clusterset.js';
 import { DerivedReconciler } from './derived-reconciler.js';
 import { ImportReconciler } from './import-reconciler.js';
@@ -32,7 +32,7 @@ function setUp() {
         services: new Informer<V1Service & KubeObject>(rest, { resource: Services, log }),
         // The upstream controller's slices, as the MCS controller watches them (mcs/controller.ts).
         sourceSlices: new Informer<V1EndpointSlice & KubeObject>(rest, { resource: EndpointSlices, labelSelector: `${LABEL_MANAGED_BY}=endpointslice-controller.k8s.io`, log }),
-        clusterSet: new ClusterSet(() => [], new SourceSet()),
+        clusterSet: new ClusterSet(() => [], new SourceSet(), new Published()),
     };
     caches.sourceSlices.store.indexLabel(LABEL_SERVICE_NAME);
     const slices = new SliceOwner({ rest, managedBy: MCS_MANAGED_BY, log });
