@@ -150,7 +150,8 @@ export class ExternalWorkloadsController implements Runnable {
         this.controller.watch(this.services, (svc) => [keyOf(svc.metadata!.namespace!, svc.metadata!.name!)]);
         // The Services that select a workload, before or after its change (a label change moves
         // it from some Services to others); changes in a burst share a sync.
-        this.controller.watch(this.workloads, (w) => this.servicesSelecting(w), { coalesceMs: this.batchMs });
+        // Not replayed: the Services' own watch replays every one a workload could name.
+        this.controller.watch(this.workloads, (w) => this.servicesSelecting(w), { coalesceMs: this.batchMs, replay: false });
         // Someone else's edit or delete of our slices is undone (the echoes of our own writes are ignored).
         const serviceOf = (slice: OwnedSlice) => {
             const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];

@@ -177,6 +177,21 @@ describe('the reconciler runtime', () => {
         assert.deepEqual([...runs].sort(), ['a', 'b', 'c']);
     });
 
+    it('replays nothing of a watch that says its keys come through another, and still queues its changes', async () => {
+        const { controller, runs, result } = harness({});
+        const thing = (owner: string): KubeObject => ({ metadata: { namespace: 'default', name: owner, labels: { owner } } });
+        const replayed = fakeInformer([thing('a')]);
+        const notReplayed = fakeInformer([thing('a'), thing('stale')]);
+        controller.watch(replayed.informer, (obj) => [obj.metadata!.labels!.owner!]);
+        controller.watch(notReplayed.informer, (obj) => [obj.metadata!.labels!.owner!], { replay: false });
+        controller.start();
+        await until(async () => (await result('success')) === 1);
+        notReplayed.handlers[0]!.add!(thing('new'));
+        await until(async () => (await result('success')) === 2);
+        await controller.stop();
+        assert.deepEqual([...runs], ['a', 'new']);
+    });
+
     it('queues an update only when its predicate says it matters, and never the echo of its own write', async () => {
         const { controller, runs, result } = harness({});
         const own = new OwnWrites();

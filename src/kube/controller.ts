@@ -79,6 +79,13 @@ export interface WatchOptions<T> {
     ownWrites?: OwnWrites;
     /** Each change is queued after this delay (a burst of edits to undo is one run), not at once. */
     delayMs?: number;
+    /**
+     * false: the source's contents are not replayed at a term's start or a resync, because every
+     * key they map to is replayed through another watch (a workload maps only to Services the
+     * Services' watch replays): the pass over each object would find nothing new, and a pass over
+     * tens of thousands held the event loop for tens of milliseconds at each term. Default true.
+     */
+    replay?: boolean;
 }
 
 /**
@@ -162,6 +169,7 @@ export class Controller<K extends string> {
             },
         });
         if (unsubscribe) this.unsubscribes.push(unsubscribe);
+        if (options.replay === false) return;
         this.replays.push(function* () {
             for (const obj of source.list()) yield* keysOf(obj);
         });

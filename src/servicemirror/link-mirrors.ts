@@ -98,10 +98,11 @@ export class LinkMirrors implements Reconciler<MirrorKey> {
             const remote = mirroredRemoteName(name, obj.metadata?.labels, cluster);
             return remote ? [mirrorKey(obj.metadata!.namespace!, remote)] : [];
         };
-        this.queue.watch(localMirrors, (svc) => ofCluster(svc, svc.metadata?.name), { ownWrites: mirrors.ownWrites });
+        // Their keys are all in mirrorKeys (replayed above): not replayed again.
+        this.queue.watch(localMirrors, (svc) => ofCluster(svc, svc.metadata?.name), { ownWrites: mirrors.ownWrites, replay: false });
         this.queue.watch(mirrorSlices, (slice) => ofCluster(slice, slice.metadata?.labels?.[LABEL_SERVICE_NAME]), { delayMs: 500 });
         // A namespace going away deletes its mirrors: nothing to make.
-        this.queue.watch(namespaces, (ns) => (ns.metadata?.deletionTimestamp ? [] : this.namespaceKeys(ns.metadata!.name!)), { changed: () => false });
+        this.queue.watch(namespaces, (ns) => (ns.metadata?.deletionTimestamp ? [] : this.namespaceKeys(ns.metadata!.name!)), { changed: () => false, replay: false });
     }
 
     /** Every remote Service of the Link and every local mirror of its cluster: what a full convergence syncs. */
