@@ -89,6 +89,8 @@ export class Manager {
     private holdsLease = false;
     /** The controllers were started in this term (and so are stopped at its end). */
     private working = false;
+    /** The last term's controllers stopping (their items in hand finishing): the next term waits for it. */
+    private lastTermEnded: Promise<unknown> = Promise.resolve();
 
     constructor(private readonly opts: ManagerOptions) {
         this.registry = opts.registry ?? new Registry();
@@ -181,11 +183,21 @@ export class Manager {
         }
     }
 
-    /** The Lease is won: work starts from lists made since (relistBeforeLeading), unless the first ones are still under way. */
+    /**
+     * The Lease is won: work starts from lists made since (relistBeforeLeading), unless the first
+     * ones are still under way, and never before the last term's controllers have stopped. A
+     * Lease regained half a second after a cut found the last term's items still in hand (a
+     * request stuck in the cut); its controllers and the new term's ran side by side, the old
+     * Link controller's late stop withdrew what the new one had published, and the soak saw a
+     * derived Service deleted and made again (its import's ClusterSetIP changed).
+     */
     private onStartedLeading(): void {
         this.holdsLease = true;
-        if (this.synced) this.relistBeforeLeading();
-        else this.startWorking();
+        void this.lastTermEnded.then(() => {
+            if (!this.holdsLease || this.working) return;
+            if (this.synced) this.relistBeforeLeading();
+            else this.startWorking();
+        });
     }
 
     private startWorking(): void {
@@ -201,9 +213,9 @@ export class Manager {
         this.holdsLease = false;
         if (!this.working) return;
         this.working = false;
-        for (const r of this.runnables) {
-            r.stopLeading().catch((err: Error) => this.opts.logger.error({ err, controller: r.name }, 'stopping failed'));
-        }
+        this.lastTermEnded = Promise.all(
+            this.runnables.map((r) => r.stopLeading().catch((err: Error) => this.opts.logger.error({ err, controller: r.name }, 'stopping failed'))),
+        );
     }
 
     /**

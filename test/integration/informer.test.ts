@@ -394,6 +394,47 @@ describe('informer', () => {
         }
     });
 
+    it('starts a term regained only once the last term\'s controllers have stopped: two terms never run side by side', async () => {
+        const ns = await cluster.namespace();
+        const rest = new KubeRest(cluster.kubeConfig());
+        const informer = new Informer<KubeObject>(rest, { resource: ConfigMaps, namespace: ns });
+        const lease = { namespace: ns, name: 'one-term', leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 };
+        const manager = new Manager({ rest, logger: newLogger('silent'), registry: new Registry(), leaderElection: { ...lease, identity: 'me', rest: new KubeRest(cluster.kubeConfig()) } });
+        // The first term's stop hangs on an item in hand (a request stuck in a cut) until the test lets it end.
+        const terms: string[] = [];
+        let endFirstTerm!: () => void;
+        const firstTermInHand = new Promise<void>((resolve) => (endFirstTerm = resolve));
+        manager.add({
+            name: 'slow-stop',
+            informers: [informer],
+            startLeading: () => void terms.push('start'),
+            stopLeading: async () => {
+                terms.push('stopping');
+                if (terms.filter((t) => t === 'stopping').length === 1) await firstTermInHand;
+                terms.push('stopped');
+            },
+        });
+        try {
+            await manager.start();
+            await eventually('the first term', () => terms.length === 1);
+            // Another replica takes the Lease and lets it lapse: this one's term ends and it takes the Lease again.
+            const held = await cluster.admin.get<{ spec: Record<string, unknown> }>(objectPath(Leases, ns, 'one-term'));
+            await cluster.admin.replace(objectPath(Leases, ns, 'one-term'), { ...held, spec: { ...held.spec, holderIdentity: 'other', renewTime: new Date().toISOString().replace('Z', '000Z'), leaseDurationSeconds: 3 } });
+            await eventually('the term lost', () => !manager.elector!.isLeader());
+            await eventually('the Lease held again', () => manager.elector!.isLeader(), 15_000);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            assert.deepEqual(terms, ['start', 'stopping'], 'the second term waits for the first to end');
+            assert.equal(manager.isLeader(), false, 'and nothing writes meanwhile');
+            endFirstTerm();
+            await eventually('the second term', () => terms.length === 4, 15_000);
+            assert.deepEqual(terms, ['start', 'stopping', 'stopped', 'start']);
+        } finally {
+            endFirstTerm();
+            await manager.stop();
+            rest.close();
+        }
+    });
+
     it('survives an apiserver restart, relisting when its resourceVersion has expired', async () => {
         const ns = await cluster.namespace();
         for (const n of ['x', 'y']) await cluster.admin.create(collectionPath(ConfigMaps, ns), cm(n));
