@@ -96,7 +96,8 @@ export function replayOnly<T>(list: () => Iterable<T>): Source<T> {
     return { on: () => undefined, list };
 }
 
-function asSource<T>(source: Informer<T & KubeObject> | Source<T>): Source<T> {
+/** An informer as a source (its cache is what it holds); a source as it is. */
+export function asSource<T>(source: Informer<T & KubeObject> | Source<T>): Source<T> {
     if (!(source instanceof Informer)) return source;
     return { on: (handlers) => source.on(handlers as InformerHandlers<T & KubeObject>), list: () => source.store.list() };
 }

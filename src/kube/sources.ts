@@ -3,9 +3,8 @@
 // cluster's caches live as long as its Link is served, the controllers that watch them longer.
 // The one place outside informer.ts that subscribes to a cache: what it tells is told on, in
 // order, to every watch of the derived source, and a watch that ends unsubscribes from it all.
-import type { Source } from './controller.js';
-import type { InformerHandlers } from './informer.js';
-import { Informer } from './informer.js';
+import { asSource, type Source } from './controller.js';
+import type { Informer, InformerHandlers } from './informer.js';
 import type { KubeObject } from './store.js';
 
 export interface MapOptions<T> {
@@ -18,8 +17,8 @@ export interface MapOptions<T> {
  * an update of what the new object makes, with the old object's as its old side. Replays what
  * `from` holds now, through `to`.
  */
-export function mapSource<T, U>(from: Informer<T & KubeObject> | Source<T>, to: (obj: T) => Iterable<U>, options: MapOptions<T> = {}): Source<U> {
-    const list: () => Iterable<T> = from instanceof Informer ? () => from.store.list() : () => from.list();
+export function mapSource<T, U>(of: Informer<T & KubeObject> | Source<T>, to: (obj: T) => Iterable<U>, options: MapOptions<T> = {}): Source<U> {
+    const from = asSource(of);
     return {
         on: (handlers: InformerHandlers<U>) =>
             from.on({
@@ -36,7 +35,7 @@ export function mapSource<T, U>(from: Informer<T & KubeObject> | Source<T>, to: 
                 },
             }) ?? undefined,
         *list() {
-            for (const obj of list()) yield* to(obj);
+            for (const obj of from.list()) yield* to(obj);
         },
     };
 }

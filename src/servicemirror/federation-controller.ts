@@ -4,7 +4,7 @@
 // someone editing `<name>-federated` queues it, each a source it watches. Like every queue of
 // the service mirror, it exists while the replica leads.
 import type { Informer } from '../kube/informer.js';
-import { Controller, type Source } from '../kube/controller.js';
+import { Controller, replayOnly, type Source } from '../kube/controller.js';
 import type { EventSink } from '../kube/events.js';
 import type { Logger } from '../kube/log.js';
 import { controllerRateLimiter } from '../kube/ratelimit.js';
@@ -90,9 +90,9 @@ export class FederationController {
         if (members) this.queue.watch(members, (svc) => [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)]);
         // A Link's remote became readable, changed or stopped: every federated Service (it may
         // have left members there, kept while it restarts, dropped once its Link is gone), and
-        // the members it federates.
+        // the members each readable remote federates (replayed by that resync and every term).
         this.queue.resyncOn(deps.readableRemotes);
-        this.queue.watch(deps.readableRemotes, (remote) => {
+        this.queue.watch(replayOnly(() => deps.readableRemotes.list()), (remote) => {
             const selector = remote.link.spec.federatedServiceSelector;
             if (isEmptySelector(selector)) return [];
             return remote.services.list().flatMap((svc) => (matchesSelector(selector, svc.metadata?.labels) ? [federatedKey(svc.metadata!.namespace!, svc.metadata!.name!)] : []));
