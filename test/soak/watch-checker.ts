@@ -136,7 +136,8 @@ export function judgeEmptiedMirrors(
     const good = queries.filter((q) => q.name === GATEWAY_NAME && q.type === 'A' && q.answers > 0);
     const lease = audit.leaseWrites.get(LEASES['service-mirror']) ?? [];
     const mirrorReplicas = new Map(replicas.filter((r) => r.command === 'service-mirror').map((r) => [r.name, r]));
-    for (const e of emptied) {
+    for (const seen of emptied) {
+        const e = whenWritten(seen, audit, mirrorReplicas);
         const remote = e.mirror.endsWith(`-${LINK}`) ? e.mirror.slice(0, -LINK.length - 1) : e.mirror;
         if (history.exportChangedWithin(remote, e.at - EXPORT_CHANGE_GRACE_MS, e.at)) {
             explain('export changed');
@@ -155,10 +156,7 @@ export function judgeEmptiedMirrors(
             continue;
         }
         const atUs = e.at * 1000;
-        const write = audit.writes
-            .filter((w) => mirrorReplicas.has(w.replica) && w.namespace === APP_NS && w.name.startsWith(`${e.mirror}-`) && w.receivedUs <= atUs)
-            .at(-1);
-        const writer = write?.replica ?? '';
+        const writer = e.writer;
         const processStart = mirrorReplicas.get(writer)?.startedAt.filter((t) => t <= e.at).at(-1) ?? Infinity;
         const own = good.filter((q) => q.at >= processStart && q.at <= e.at && holderAt(lease, q.at * 1000) === writer).at(-1);
         const record = audit.linkStatus.filter((r) => r.completedUs <= atUs).at(-1)?.gatewayResolution.find((g) => g.name === GATEWAY_NAME);
@@ -176,6 +174,30 @@ export function judgeEmptiedMirrors(
         history.violation('mirror-kept', `${APP_NS}/${e.mirror} not ready at ${iso(e.at)} (written by ${writer || 'no replica'}), but ${knew}: ready until ${iso(readyUntil)}`, e.at);
     }
     return { explained };
+}
+
+/**
+ * The emptying as the apiserver made it: at the last successful write by a service-mirror
+ * replica to the mirror or its slices before the checker saw it, and by whom. The checker's
+ * own watch can notice it seconds late (a relist after an apiserver restart delivers the
+ * slices' deletions before the mirror's), and an emptying judged at the moment it was noticed
+ * misses the export change that explains it.
+ */
+function whenWritten(seen: EmptiedMirror, audit: Audit, mirrorReplicas: ReadonlyMap<string, Replica>): EmptiedMirror & { writer: string } {
+    const seenUs = seen.at * 1000;
+    const cause = audit.writes
+        .filter(
+            (w) =>
+                mirrorReplicas.has(w.replica) &&
+                w.code < 300 &&
+                w.namespace === APP_NS &&
+                w.receivedUs <= seenUs &&
+                ((w.resource === 'services' && w.name === seen.mirror) || (w.resource === 'endpointslices' && w.name.startsWith(`${seen.mirror}-`))),
+        )
+        .at(-1);
+    if (!cause) return { ...seen, writer: '' };
+    const deleted = cause.resource === 'services' && cause.what.startsWith('delete');
+    return { mirror: seen.mirror, at: cause.receivedUs / 1000, how: deleted ? 'deleted' : seen.how, writer: cause.replica };
 }
 
 function iso(ms: number): string {
