@@ -20,6 +20,7 @@ import { classifyFailure, invalidReason } from './errors.js';
 import type { EventSink } from './events.js';
 import { Informer, type InformerHandlers } from './informer.js';
 import { LeaderQueue } from './leader-queue.js';
+import { Pacer } from './pacer.js';
 import type { Logger } from './log.js';
 import type { OwnWrites, Written } from './own-writes.js';
 import type { RateLimiter } from './ratelimit.js';
@@ -189,21 +190,36 @@ export class Controller<K extends string> {
         if (unsubscribe) this.unsubscribes.push(unsubscribe);
     }
 
-    /** Every key the watched sources map to now (the start of a term, a resync). */
-    private replayed(): Set<K> {
-        const keys = new Set<K>();
-        for (const replay of this.replays) for (const key of replay()) keys.add(key);
-        return keys;
-    }
-
     /**
      * Queues every key the sources map to now, or those `which` keeps: for what changes many
      * keys at once and is no object of a source (a remote cluster became readable, a namespace
      * appeared). Not leading, nothing.
      */
     resync(which?: (key: K) => boolean): void {
-        if (!this.queue.active) return;
-        for (const key of this.replayed()) if (!which || which(key)) this.queue.add(key);
+        this.replay(which).catch((err: unknown) => this.opts.log.error({ err }, 'replaying the watched sources failed'));
+    }
+
+    /**
+     * Queues every key the watched sources map to now, each once, as the workers start on the
+     * first: a pass over every cached object (the prober's 21 000 workloads at SCALE=large) gives
+     * timers and I/O a turn every slice (kube/pacer.ts), and ends with its term.
+     */
+    private async replay(which?: (key: K) => boolean): Promise<void> {
+        const term = this.queue.active;
+        if (!term) return;
+        const pacer = new Pacer();
+        const queued = new Set<K>();
+        for (const replay of this.replays) {
+            for (const key of replay()) {
+                if (pacer.due()) {
+                    await pacer.pause();
+                    if (this.queue.active !== term) return;
+                }
+                if (queued.has(key) || (which && !which(key))) continue;
+                queued.add(key);
+                term.add(key);
+            }
+        }
     }
 
     add(key: K): void {
@@ -222,7 +238,8 @@ export class Controller<K extends string> {
     /** A leadership term begins: every key of `keys` and every key the watched sources map to is reconciled. */
     start(keys: Iterable<K> = []): void {
         this.conflicted.clear();
-        this.queue.start(new Set([...keys, ...this.replayed()]));
+        this.queue.start(keys);
+        this.resync();
         const { resyncMs } = this.opts;
         if (resyncMs)
             this.stopResync = every(() => {
